@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from annotations.canonical import StepData
+from safety.analyzer.policy import glob_regex  # one path-glob dialect for rules and rewards
 
 DEFAULT_ERROR_REGEX = (
     r"Traceback \(most recent call last\)|command not found|No such file or directory"
@@ -444,29 +445,6 @@ class _TestPaths:
                     return self._re.fullmatch(path[len(root) :]) is not None
             return False
         return self._re.fullmatch(path) is not None
-
-
-def glob_regex(pattern: str) -> str:
-    """Path glob to regex: ``**/`` spans directories, ``*`` and ``?`` stay within one."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return "".join(out)
 
 
 Detector = Callable[[Sequence[StepFacts]], tuple[int, ...]]
