@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from rewardhub.immutable import ImmutableModel
+
 
 class Trajectory(models.Model):
     """One agent rollout. The canonical JSON is the source of truth; other columns index it."""
@@ -70,8 +72,18 @@ class LabelValue(models.IntegerChoices):
     UNTRUSTED = -1, "-1 untrusted"
 
 
+class QueueStrategy(models.TextChoices):
+    OLDEST = "oldest", "oldest first"
+    UNCERTAINTY = "uncertainty", "most uncertain steps first (active learning)"
+
+
 class ReviewQueue(models.Model):
-    """A saved trajectory filter that reviewers pull work from, with overlap and blind review."""
+    """A saved trajectory filter that reviewers pull work from, with overlap and blind review.
+
+    With the ``uncertainty`` strategy (active learning) it hands out first the trajectories
+    whose unlabelled steps the learned classifier is least sure about, and each assignment
+    names the steps to label (``Assignment.focus_steps``), so each new label teaches the most.
+    """
 
     slug = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)
@@ -87,6 +99,32 @@ class ReviewQueue(models.Model):
     )
     lock_minutes = models.PositiveIntegerField(default=30)
     active = models.BooleanField(default=True)
+    strategy = models.CharField(
+        max_length=12, choices=QueueStrategy.choices, default=QueueStrategy.OLDEST
+    )
+    learned_component = models.ForeignKey(
+        "rewardhub.LearnedComponent",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="review_queues",
+        help_text="Uncertainty queues: the classifier whose doubts route work; empty: the newest "
+        "one of the task type in the filters.",
+    )
+    steps_per_item = models.PositiveSmallIntegerField(
+        default=3, help_text="Uncertainty queues: the most uncertain steps to label per trajectory."
+    )
+    # Who may see, claim and label the queue's items (annotations.review_access); both empty:
+    # every reviewer. Leads and admins manage every queue.
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="review_queues"
+    )
+    teams = models.ManyToManyField(
+        "auth.Group",
+        blank=True,
+        related_name="review_queues",
+        help_text="Members of these groups belong to the queue too.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -100,6 +138,33 @@ class ReviewQueue(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        if self.strategy != QueueStrategy.UNCERTAINTY:
+            return
+        task_type = (self.filters or {}).get("task_type") if isinstance(self.filters, dict) else ""
+        errors: dict[str, list[str]] = {}
+        if self.learned_component_id is None and not task_type:
+            errors["strategy"] = [
+                "an uncertainty queue needs a task_type filter or a learned component"
+            ]
+        elif (
+            self.learned_component_id is not None
+            and task_type
+            and (trained_for := self.learned_component.task_type.slug) != task_type
+        ):
+            errors["learned_component"] = [
+                f"this component was trained for {trained_for!r}, "
+                f"not for the queue's task type {task_type!r}"
+            ]
+        if self.steps_per_item < 1:
+            errors["steps_per_item"] = ["must be at least 1"]
+        if self.overlap != 1:
+            errors["overlap"] = ["an uncertainty queue routes each step to one reviewer: use 1"]
+        if errors:
+            raise ValidationError(errors)
 
 
 class AssignmentStatus(models.TextChoices):
@@ -122,6 +187,9 @@ class Assignment(models.Model):
     locked_until = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # Uncertainty queues: the steps routed to this reviewer, most uncertain first, with the
+    # classifier's P(trusted) when routed: [{"step": index, "p": 0.52}, ...]. Empty: every step.
+    focus_steps = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-id"]
@@ -167,8 +235,11 @@ class StepLabel(models.Model):
         return f"{self.step} {self.behaviour or 'overall'}={self.value} by {self.reviewer_id}"
 
 
-class LabelEvent(models.Model):
-    """Audit trail: one row per change of a label or comment (who, what, when)."""
+class LabelEvent(ImmutableModel):
+    """Audit trail: one row per change of a label or comment (who, what, when). Append-only;
+    each change also appears in the audit log as ``label.set`` pointing at its row."""
+
+    immutable_label = "A label event"
 
     step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="label_events")
     reviewer = models.ForeignKey(
@@ -209,3 +280,27 @@ class FinalLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.step} {self.behaviour or 'overall'} final={self.value}"
+
+
+class StepUncertainty(models.Model):
+    """A learned classifier's P(trusted) for a step and how unsure it is (1 at P = 0.5, 0 at 0 or
+    1), computed in batches for unlabelled steps; uncertainty queues order work by it."""
+
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="uncertainties")
+    component = models.ForeignKey(
+        "rewardhub.LearnedComponent", on_delete=models.CASCADE, related_name="step_uncertainties"
+    )
+    probability = models.FloatField()
+    uncertainty = models.FloatField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-uncertainty", "step_id"]
+        verbose_name_plural = "step uncertainties"
+        constraints = [
+            models.UniqueConstraint(fields=["step", "component"], name="uniq_step_uncertainty"),
+        ]
+        indexes = [models.Index(fields=["component", "-uncertainty"], name="uncertainty_rank")]
+
+    def __str__(self) -> str:
+        return f"{self.step} P={self.probability:.2f} (u={self.uncertainty:.2f})"

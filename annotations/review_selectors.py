@@ -17,11 +17,14 @@ from annotations.models import (
     AssignmentStatus,
     FinalLabel,
     LabelEvent,
+    QueueStrategy,
     ReviewQueue,
     Step,
     StepLabel,
+    StepUncertainty,
     Trajectory,
 )
+from annotations.review_access import assignments_for, queues_for
 from annotations.review_render import (
     Piece,
     bash_tokens,
@@ -31,7 +34,7 @@ from annotations.review_render import (
     split_result,
 )
 from annotations.selectors import FilterError, trajectory_list
-from rewardhub.models import ScoringRecord, TrustedBehaviour
+from rewardhub.models import LearnedComponent, ScoringRecord, TrustedBehaviour
 from rewardhub.roles import SAFETY_LEAD, has_role
 from safety.models import Flag, FlagStatus
 from safety.selectors import highlight
@@ -182,6 +185,66 @@ def list_facets() -> dict[str, list[str]]:
 # --- Queues -------------------------------------------------------------------------------------
 
 
+def unlabelled_uncertainties(*, component_id: int) -> QuerySet[StepUncertainty]:
+    """A classifier's uncertainties on steps nobody has labelled overall yet (no reviewer's
+    label with a value, no lead's final label): what active learning may still route."""
+    labels = StepLabel.objects.filter(step=OuterRef("step_id"), behaviour="", value__isnull=False)
+    finals = FinalLabel.objects.filter(step=OuterRef("step_id"), behaviour="")
+    return (
+        StepUncertainty.objects.filter(component_id=component_id)
+        .exclude(Exists(labels))
+        .exclude(Exists(finals))
+    )
+
+
+def queue_component_id(queue: ReviewQueue) -> int | None:
+    """An uncertainty queue's classifier: the chosen one, or the newest of its task type."""
+    if queue.learned_component_id is not None:
+        return queue.learned_component_id
+    task_type = (queue.filters or {}).get("task_type") if isinstance(queue.filters, dict) else ""
+    if not task_type:
+        return None
+    return (
+        LearnedComponent.objects.filter(task_type__slug=task_type)
+        .order_by("-created_at", "-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def queue_trajectories(*, queue: ReviewQueue) -> QuerySet[Trajectory]:
+    """The trajectories a queue covers. Uncertainty queues keep only those with an unlabelled
+    step the classifier has scored, annotated with the top uncertainty (``top_uncertainty``)."""
+    qs = review_trajectories(filters=queue.filters)
+    if queue.strategy != QueueStrategy.UNCERTAINTY:
+        return qs
+    component_id = queue_component_id(queue)
+    if component_id is None:
+        return qs.none()
+    top = (
+        unlabelled_uncertainties(component_id=component_id)
+        .filter(step__trajectory=OuterRef("pk"))
+        .order_by("-uncertainty")
+        .values("uncertainty")[:1]
+    )
+    return qs.annotate(top_uncertainty=Subquery(top)).filter(top_uncertainty__isnull=False)
+
+
+def focus_steps(*, queue: ReviewQueue, trajectory: Trajectory) -> list[dict[str, Any]]:
+    """The trajectory's most uncertain unlabelled steps (``queue.steps_per_item``), most
+    uncertain first, with the classifier's P(trusted) for each."""
+    component_id = queue_component_id(queue)
+    if component_id is None:
+        return []
+    rows = (
+        unlabelled_uncertainties(component_id=component_id)
+        .filter(step__trajectory=trajectory)
+        .order_by("-uncertainty", "step__index")
+        .values_list("step__index", "probability")[: max(queue.steps_per_item, 1)]
+    )
+    return [{"step": index, "p": round(p, 4)} for index, p in rows]
+
+
 @dataclass
 class QueueRow:
     queue: ReviewQueue
@@ -196,7 +259,7 @@ def queue_rows(*, user: Any) -> list[QueueRow]:
     """Active queues with how many items are done (k submitted reviews) and the user's share."""
     now = timezone.now()
     rows = []
-    queues = list(ReviewQueue.objects.filter(active=True).order_by("name"))
+    queues = list(queues_for(user).filter(active=True).order_by("name"))
     stats = (
         Assignment.objects.filter(queue__in=queues)
         .values("queue")
@@ -213,7 +276,8 @@ def queue_rows(*, user: Any) -> list[QueueRow]:
     by_queue = {row["queue"]: row for row in stats}
     for queue in queues:
         try:
-            total = review_trajectories(filters=queue.filters).count()
+            # Uncertainty queues: the trajectories with steps still to route (work left).
+            total = queue_trajectories(queue=queue).count()
         except FilterError:
             total = 0
         row = by_queue.get(queue.pk, {})
@@ -274,6 +338,8 @@ class StepView:
     finals: list[FinalLabel]
     reward: dict[str, Any] | None
     flag_count: int
+    # Routed by an uncertainty queue: {"rank": 0 = most uncertain, "p": P(trusted)}.
+    focus: dict[str, Any] | None = None
 
     @property
     def rows(self) -> list[LabelCell]:
@@ -408,15 +474,20 @@ def _tool_calls(step: Step, flags: list[Flag]) -> tuple[list[ToolCallView], list
 
 
 def user_assignments(*, user: Any, trajectory: Trajectory) -> list[Assignment]:
-    return list(
-        Assignment.objects.filter(reviewer=user, trajectory=trajectory).select_related("queue")
-    )
+    """The user's assignments on the trajectory, in queues they belong to."""
+    return list(assignments_for(user).filter(trajectory=trajectory).select_related("queue"))
 
 
 def others_labels_visible(*, user: Any, assignments: list[Assignment]) -> bool:
-    """Blind review: others' labels show to leads, after the user submitted, or in open queues."""
+    """Blind review: others' labels show to leads, after the user submitted, or in open queues.
+
+    A review still open in a blind queue keeps them hidden, even when the same trajectory is
+    also in an open queue of the user's: otherwise the open queue would unblind the blind one.
+    """
     if has_role(user, SAFETY_LEAD):
         return True
+    if any(a.queue.blind and a.status != AssignmentStatus.SUBMITTED for a in assignments):
+        return False
     return any(a.status == AssignmentStatus.SUBMITTED or not a.queue.blind for a in assignments)
 
 
@@ -432,11 +503,24 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
     )
     assignments = user_assignments(user=user, trajectory=trajectory)
     visible = others_labels_visible(user=user, assignments=assignments)
+    # Labels of a review still open in a blind queue stay inside that queue: only leads and
+    # the queue's reviewers who already submitted see them, not someone reaching the same
+    # trajectory through another (open) queue.
+    submitted_in = [a.queue_id for a in assignments if a.status == AssignmentStatus.SUBMITTED]
+    in_blind_review = (
+        Assignment.objects.filter(
+            trajectory=trajectory, reviewer=OuterRef("reviewer"), queue__blind=True
+        )
+        .exclude(status=AssignmentStatus.SUBMITTED)
+        .exclude(queue_id__in=submitted_in)
+    )
     labels = list(
         StepLabel.objects.filter(step__trajectory=trajectory)
+        .annotate(in_blind_review=Exists(in_blind_review))
         .select_related("reviewer")
         .order_by("reviewer__username")
     )
+    is_lead = has_role(user, SAFETY_LEAD)
     finals = list(FinalLabel.objects.filter(step__trajectory=trajectory)) if visible else []
     scoring = _scoring(trajectory)
     assignment = next(
@@ -452,7 +536,7 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
     for label in labels:
         if label.reviewer_id == user.pk:
             mine[(label.step_id, label.behaviour)] = label
-        elif visible:
+        elif visible and (is_lead or not label.in_blind_review):  # type: ignore[attr-defined]
             others[label.step_id].append(label)
     finals_by_step: dict[int, list[FinalLabel]] = defaultdict(list)
     for final in finals:
@@ -464,6 +548,11 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
             return LabelCell(behaviour, name, None)
         return LabelCell(behaviour, name, label.value, label.comment)
 
+    focus = {
+        f["step"]: {"rank": rank, "p": f.get("p")}
+        for rank, f in enumerate(assignment.focus_steps if assignment else [])
+        if isinstance(f, dict) and isinstance(f.get("step"), int)
+    }
     views = []
     for step in steps:
         tool_calls, orphans = _tool_calls(step, flags_by_step[step.pk])
@@ -480,6 +569,7 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
                 finals=finals_by_step[step.pk],
                 reward=(scoring or {}).get("steps", {}).get(step.index),
                 flag_count=len(flags_by_step[step.pk]),
+                focus=focus.get(step.index),
             )
         )
     return ReviewPage(

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.text import slugify
@@ -20,13 +20,15 @@ from annotations.models import (
     FinalLabel,
     LabelEvent,
     LabelValue,
+    QueueStrategy,
     ReviewQueue,
     Step,
     StepLabel,
     Trajectory,
 )
-from annotations.review_selectors import review_trajectories
+from annotations.review_selectors import focus_steps, queue_trajectories, review_trajectories
 from annotations.selectors import FilterError
+from audit.services import audit_record
 from rewardhub.models import User
 
 MAX_COMMENT = 4000
@@ -70,7 +72,7 @@ def step_label_set(
     new_comment = old_comment if comment is _UNSET else comment
     if (new_value, new_comment) == (old_value, old_comment):
         return label
-    LabelEvent.objects.create(
+    event = LabelEvent.objects.create(
         step=step,
         reviewer=reviewer,
         behaviour=behaviour,
@@ -78,6 +80,24 @@ def step_label_set(
         new_value=new_value,  # type: ignore[misc]
         old_comment=old_comment,
         new_comment=new_comment,  # type: ignore[misc]
+    )
+    # The LabelEvent row holds the detail (comments too); the audit log points at it, so one
+    # query answers "what did this person change" across labels, policies, models and keys.
+    audit_record(
+        action="label.set",
+        object_type="annotations.steplabel",
+        object_id=f"{step.pk}:{behaviour}",
+        object_repr=f"step {step.index} of trajectory {step.trajectory_id}"
+        + (f" ({behaviour})" if behaviour else ""),
+        before={"value": old_value},
+        after={"value": new_value},
+        context={
+            "label_event": event.pk,
+            "step": step.pk,
+            "trajectory": step.trajectory_id,
+            "comment_changed": new_comment != old_comment,
+        },
+        user=reviewer,
     )
     if new_value is None and not new_comment:
         if label is not None:
@@ -93,7 +113,23 @@ def step_label_set(
 
 
 def _queue_candidates(queue: ReviewQueue, reviewer: User, now: datetime) -> QuerySet[Trajectory]:
-    """Trajectories of the queue that still need a review and that ``reviewer`` has not done."""
+    """Trajectories of the queue that still need a review and that ``reviewer`` has not done.
+
+    Uncertainty queues route steps rather than whole reviews: a trajectory is free while nobody
+    holds a live claim on it and it still has an unlabelled step the classifier scored; the
+    most uncertain come first. Labelled steps drop out, so they are never routed again."""
+    if queue.strategy == QueueStrategy.UNCERTAINTY:
+        live = Assignment.objects.filter(
+            queue=queue,
+            trajectory=OuterRef("pk"),
+            status=AssignmentStatus.IN_PROGRESS,
+            locked_until__gt=now,
+        )
+        return (
+            queue_trajectories(queue=queue)
+            .exclude(Exists(live))
+            .order_by(F("top_uncertainty").desc(), "id")
+        )
     taken = (
         Assignment.objects.filter(queue=queue, trajectory=OuterRef("pk"))
         .filter(
@@ -144,16 +180,22 @@ def assignment_next(*, queue: ReviewQueue, reviewer: User) -> Assignment | None:
     trajectory = _queue_candidates(queue, reviewer, now).first()
     if trajectory is None:
         return None
+    focus = (
+        focus_steps(queue=queue, trajectory=trajectory)
+        if queue.strategy == QueueStrategy.UNCERTAINTY
+        else []
+    )
     assignment, created = Assignment.objects.get_or_create(
         queue=queue,
         trajectory=trajectory,
         reviewer=reviewer,
-        defaults={"locked_until": now + lock},
+        defaults={"locked_until": now + lock, "focus_steps": focus},
     )
-    if not created:  # the reviewer's own expired or released claim: take it up again
+    if not created:  # the reviewer's own expired, released (or, uncertainty: done) claim
         assignment.status = AssignmentStatus.IN_PROGRESS
         assignment.locked_until = now + lock
-        assignment.save(update_fields=["status", "locked_until"])
+        assignment.focus_steps = focus
+        assignment.save(update_fields=["status", "locked_until", "focus_steps"])
     return assignment
 
 
@@ -177,10 +219,14 @@ def unlabelled_steps(*, trajectory: Trajectory, reviewer: User) -> list[int]:
 
 @transaction.atomic
 def assignment_submit(*, assignment: Assignment, reviewer: User) -> Assignment:
-    """Mark the review done; every step needs an overall label first."""
+    """Mark the review done; every step (uncertainty queues: every routed step) needs an
+    overall label first."""
     if assignment.reviewer_id != reviewer.pk:
         raise PermissionDenied
     missing = unlabelled_steps(trajectory=assignment.trajectory, reviewer=reviewer)
+    routed = {f.get("step") for f in assignment.focus_steps or [] if isinstance(f, dict)}
+    if routed:
+        missing = [i for i in missing if i in routed]
     if missing:
         shown = ", ".join(str(i) for i in missing[:10]) + (" …" if len(missing) > 10 else "")
         raise ValidationError({"labels": [f"Label every step first (missing: {shown})."]})
@@ -221,8 +267,12 @@ def queue_create(
     lock_minutes: int = 30,
     user: User | None = None,
     description: str = "",
+    strategy: str = QueueStrategy.OLDEST,
+    steps_per_item: int = 3,
 ) -> ReviewQueue:
-    """Create a queue after checking that its filters are ones the trajectory list understands."""
+    """Create a queue after checking that its filters are ones the trajectory list understands.
+
+    An uncertainty queue routes each step to one reviewer, so its overlap is always 1."""
     try:
         review_trajectories(filters=filters)
     except FilterError as exc:
@@ -233,10 +283,12 @@ def queue_create(
         name=name,
         description=description,
         filters=filters,
-        overlap=overlap,
+        overlap=1 if strategy == QueueStrategy.UNCERTAINTY else overlap,
         blind=blind,
         lock_minutes=lock_minutes,
         created_by=user,
+        strategy=strategy,
+        steps_per_item=steps_per_item,
     )
     queue.full_clean()
     queue.save()

@@ -20,8 +20,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations import exports, review_selectors, review_services, review_stats
-from annotations.models import Assignment, ReviewQueue, Step, Trajectory
+from annotations import exports, review_access, review_selectors, review_services, review_stats
+from annotations.models import QueueStrategy, ReviewQueue, Step, Trajectory
 from annotations.selectors import FilterError
 from rewardhub.decorators import role_required
 from rewardhub.roles import ADMIN, EXPERT, SAFETY_LEAD, has_role, user_roles
@@ -134,8 +134,10 @@ def step_label(request: HttpRequest, step_id: int) -> HttpResponse:
         return HttpResponseBadRequest("; ".join(exc.messages))
     assignment_id = request.POST.get("assignment", "")
     if assignment_id.isdigit():  # autosaves keep the reviewer's lock alive
-        mine = Assignment.objects.select_related("queue").filter(
-            pk=int(assignment_id), reviewer=request.user
+        mine = (
+            review_access.assignments_for(request.user)
+            .select_related("queue")
+            .filter(pk=int(assignment_id))
         )
         if (assignment := mine.first()) is not None:
             review_services.assignment_extend(assignment=assignment)
@@ -179,16 +181,14 @@ def _open_next(request: HttpRequest, queue: ReviewQueue) -> HttpResponse:
 @labeller_only
 @require_POST
 def queue_next(request: HttpRequest, slug: str) -> HttpResponse:
-    return _open_next(request, get_object_or_404(ReviewQueue, slug=slug, active=True))
+    return _open_next(request, review_access.access_queue(request.user, slug))
 
 
 @labeller_only
 @require_POST
 def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """Submit the review and open the next item of the same queue."""
-    assignment = get_object_or_404(
-        Assignment.objects.select_related("queue", "trajectory"), pk=assignment_id
-    )
+    assignment = review_access.access_assignment(request.user, assignment_id)
     try:
         review_services.assignment_submit(assignment=assignment, reviewer=request.user)  # type: ignore[arg-type]
     except ValidationError as exc:
@@ -202,7 +202,7 @@ def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @labeller_only
 @require_POST
 def assignment_release(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = get_object_or_404(Assignment, pk=assignment_id, reviewer=request.user)
+    assignment = review_access.access_assignment(request.user, assignment_id)
     review_services.assignment_release(assignment=assignment)
     return redirect("review:queues")
 
@@ -223,6 +223,11 @@ def queue_create(request: HttpRequest) -> HttpResponse:
             overlap=int(request.POST.get("overlap") or 1),
             blind=request.POST.get("blind") == "on",
             user=request.user,  # type: ignore[arg-type]
+            strategy=(
+                QueueStrategy.UNCERTAINTY
+                if request.POST.get("strategy") == QueueStrategy.UNCERTAINTY
+                else QueueStrategy.OLDEST
+            ),
         )
     except (ValueError, ValidationError) as exc:
         text = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)

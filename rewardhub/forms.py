@@ -14,7 +14,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
-from rewardhub.models import RewardModel, TaskType, TrustedBehaviour
+from rewardhub.jsonlimits import loads_bounded
+from rewardhub.models import LearnedComponent, RewardModel, TaskType, TrustedBehaviour
 from rewardhub.scoring import SpecError, validate_spec
 
 
@@ -48,12 +49,14 @@ class JSONTextField(forms.JSONField):
         if value.strip() in self.empty_values:
             return None
         try:
-            return json.loads(value)
+            return loads_bounded(value)
         except json.JSONDecodeError as exc:
             raise ValidationError(
                 f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
                 code="invalid",
             ) from exc
+        except ValueError as exc:  # nested too deeply
+            raise ValidationError(str(exc), code="invalid") from exc
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, forms.fields.InvalidJSONInput):
@@ -182,6 +185,19 @@ class RewardModelForm(forms.ModelForm):
     process_bounds = JSONTextField(
         required=False, help_text="step_min, step_max, total_min, total_max; empty: defaults."
     )
+    # Not required: a post without them keeps the stored choice (older clients of the page).
+    learned_weight = forms.FloatField(
+        required=False,
+        help_text="Weight of the learned step classifier, 0 (off) to 1; needs a trained "
+        "component for the task type.",
+    )
+    learned_component = forms.ModelChoiceField(
+        queryset=LearnedComponent.objects.none(),
+        required=False,
+        empty_label="the task type's newest",
+        to_field_name="digest",
+        help_text="The learned component to compile in.",
+    )
 
     class Meta:
         model = RewardModel
@@ -191,10 +207,34 @@ class RewardModelForm(forms.ModelForm):
             "outcome_weight",
             "severity_penalties",
             "confirmed_multiplier",
+            "learned_weight",
+            "learned_component",
             "gates",
             "process_bounds",
         ]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["learned_component"]
+        field.queryset = LearnedComponent.objects.filter(  # type: ignore[attr-defined]
+            task_type_id=self.instance.task_type_id
+        ).order_by("-created_at", "-id")
+        field.label_from_instance = (
+            lambda c: (  # type: ignore[attr-defined]
+                f"{c.digest[:19]}… · {c.created_at:%Y-%m-%d %H:%M} · AUC "
+                + (f"{c.metrics['auc']:.3f}" if isinstance(c.metrics.get("auc"), float) else "n/a")
+            )
+        )
+
+    def clean_learned_weight(self) -> float:
+        value = self.cleaned_data.get("learned_weight")
+        return self.instance.learned_weight if value is None else value
+
+    def clean_learned_component(self) -> LearnedComponent | None:
+        if "learned_component" not in self.data:
+            return self.instance.learned_component
+        return self.cleaned_data.get("learned_component")
 
     def _object(self, name: str) -> dict[str, Any]:
         value = self.cleaned_data.get(name)
@@ -233,6 +273,12 @@ class RewardModelForm(forms.ModelForm):
             _add_errors(self, _spec_field_errors(exc, mapping))
 
 
+class TrainForm(forms.Form):
+    """Start training a task type's learned step classifier (the seed fixes split and init)."""
+
+    seed = forms.IntegerField(required=False, min_value=0, max_value=2**31 - 1, initial=0)
+
+
 class CompileForm(forms.Form):
     note = forms.CharField(max_length=300, required=False)
     activate = forms.BooleanField(required=False)
@@ -266,10 +312,12 @@ class ScoreForm(forms.Form):
             raise ValidationError("Paste a C1 trajectory as JSON or give a stored trajectory id.")
         if text:
             try:
-                data["parsed"] = json.loads(text)
+                data["parsed"] = loads_bounded(text)
             except json.JSONDecodeError as exc:
                 self.add_error(
                     "trajectory",
                     f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
                 )
+            except ValueError as exc:  # nested too deeply
+                self.add_error("trajectory", str(exc))
         return data

@@ -38,6 +38,13 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=16, unique=True, editable=False)
     key_digest = models.CharField(max_length=64, editable=False)
     scopes = models.JSONField(default=list)
+    # Slugs, not a many-to-many: the key row is all the score path loads (and caches), and a
+    # renamed reward model fails closed. Empty: every reward model.
+    reward_models = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Slugs of the reward models this key may score with and read; empty: all.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     expires_at = models.DateTimeField(null=True, blank=True)
@@ -60,6 +67,32 @@ class ApiKey(models.Model):
 
     def has_scope(self, scope: str) -> bool:
         return scope in (self.scopes or [])
+
+    def allowed_reward_models(self) -> frozenset[str] | None:
+        """The reward model slugs this key is restricted to, or None for every one."""
+        return frozenset(self.reward_models) if self.reward_models else None
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        errors: dict[str, list[str]] = {}
+        scopes = self.scopes
+        if not isinstance(scopes, list) or not scopes:
+            errors["scopes"] = ["at least one scope is required"]
+        elif unknown := sorted({str(s) for s in scopes} - set(ApiKeyScope.values)):
+            errors["scopes"] = [f"unknown scope(s) {unknown}; choose from {ApiKeyScope.values}"]
+        models_ = self.reward_models
+        if not isinstance(models_, list) or not all(isinstance(m, str) and m for m in models_):
+            errors["reward_models"] = ["must be a list of reward model slugs"]
+        else:
+            missing = sorted(
+                set(models_)
+                - set(RewardModel.objects.filter(slug__in=models_).values_list("slug", flat=True))
+            )
+            if missing:
+                errors["reward_models"] = [f"unknown reward model(s) {missing}"]
+        if errors:
+            raise ValidationError(errors)
 
 
 # --- Reward domain ------------------------------------------------------------------------------
@@ -190,6 +223,9 @@ class TrustedBehaviour(models.Model):
         return f"{self.task_type.slug}:{self.slug}"
 
 
+LEARNED_WEIGHT_MAX = 1.0
+
+
 class RewardModel(models.Model):
     """A named composite reward for a task type; compiling freezes its inputs into a version."""
 
@@ -202,8 +238,21 @@ class RewardModel(models.Model):
     # command matches a pattern experts confirmed as unsafe.
     severity_penalties = models.JSONField(default=dict, blank=True)
     confirmed_multiplier = models.FloatField(default=2.0)
-    # Weight of the task type's newest learned step classifier in compiled specs (0: off).
-    learned_weight = models.FloatField(default=0.0)
+    # Weight of the learned step classifier in compiled specs (0: off): the chosen component,
+    # or the task type's newest one when none is chosen.
+    learned_weight = models.FloatField(
+        default=0.0,
+        help_text="Weight of the learned step classifier, 0 (off) to 1. Needs a trained "
+        "component for the task type.",
+    )
+    learned_component = models.ForeignKey(
+        "LearnedComponent",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="reward_models",
+        help_text="The learned component to compile in; empty: the task type's newest.",
+    )
     gates = models.JSONField(default=dict, blank=True)
     process_bounds = models.JSONField(
         default=dict, blank=True, help_text="step_min, step_max, total_min, total_max"
@@ -223,6 +272,37 @@ class RewardModel(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def clean(self) -> None:
+        """The learned weight is in [0, 1] and, when on, a trained component of the task type
+        exists (or the chosen one belongs to the task type)."""
+        import math
+
+        from django.core.exceptions import ValidationError
+
+        errors: dict[str, list[str]] = {}
+        weight = self.learned_weight
+        if weight is None or not math.isfinite(weight) or not 0.0 <= weight <= LEARNED_WEIGHT_MAX:
+            errors["learned_weight"] = [f"must be a number from 0 to {LEARNED_WEIGHT_MAX:g}"]
+        component = self.learned_component if self.learned_component_id else None
+        if component is not None and self.task_type_id is not None:
+            if component.task_type_id != self.task_type_id:
+                errors["learned_component"] = [
+                    f"this component was trained for task type {component.task_type.slug!r}, "
+                    "not for this reward model's task type"
+                ]
+        elif (
+            "learned_weight" not in errors
+            and weight > 0
+            and self.task_type_id is not None
+            and not LearnedComponent.objects.filter(task_type_id=self.task_type_id).exists()
+        ):
+            errors["learned_weight"] = [
+                "no learned component is trained for this task type yet: train one first, "
+                "or keep the weight at 0"
+            ]
+        if errors:
+            raise ValidationError(errors)
 
 
 class RewardModelVersion(ImmutableModel):
@@ -258,6 +338,14 @@ class RewardModelVersion(ImmutableModel):
         return f"{self.reward_model.slug}@{self.number}"
 
 
+class LearnedStatus(models.TextChoices):
+    NONE = "", "no learned component"
+    INCLUDED = "included", "included in the response"
+    PENDING = "pending", "pending (scored in the background)"
+    COMPLETED = "completed", "completed in the background"
+    FAILED = "failed", "failed in the background"
+
+
 class ScoringRecord(models.Model):
     """One scored rollout, written in bulk off the request path; append-only."""
 
@@ -275,9 +363,44 @@ class ScoringRecord(models.Model):
     finding_count = models.PositiveIntegerField(default=0)
     breakdown = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(db_index=True)
+    # Who scored it (the key's owner and the key): a key whose owner is not staff reads only
+    # its owner's records (rewardhub.scoping). Null for offline scoring (the command). No
+    # database constraint: rows are written in bulk after the request, and a key deleted in
+    # between must not make the whole batch fail.
+    scored_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        db_constraint=False,
+        related_name="+",
+    )
+    api_key = models.ForeignKey(
+        ApiKey,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        db_constraint=False,
+        related_name="+",
+    )
+    # Learned components: "" (none in the spec), "included" (scored in the request), "pending"
+    # (over the synchronous budget: left out of the response; a Celery task scores them and
+    # rewrites reward, process_reward and breakdown), "completed" (that task did), "failed".
+    learned_status = models.CharField(
+        max_length=10, choices=LearnedStatus.choices, blank=True, default=LearnedStatus.NONE
+    )
+    # The reward the response carried when the learned part arrived later (else null).
+    provisional_reward = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
+        indexes = [
+            models.Index(
+                fields=["learned_status"],
+                name="scoring_learned_pending",
+                condition=models.Q(learned_status="pending"),
+            )
+        ]
 
     def __str__(self) -> str:
         return f"scoring {self.scoring_id} ({self.reward:+.3f})"
@@ -339,3 +462,38 @@ class LearnedComponent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_type.slug} learned {self.digest[:19]}"
+
+
+class LearnedTrainingJob(models.Model):
+    """One request to train a task type's step classifier (from the browser or the command):
+    its Celery state, who asked, and the component it produced."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="learned_jobs")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    seed = models.IntegerField(default=0)
+    component = models.ForeignKey(
+        LearnedComponent, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    error = models.TextField(blank=True, default="")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"training #{self.pk} for {self.task_type_id} ({self.state})"
+
+    @property
+    def active(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)

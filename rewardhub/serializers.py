@@ -6,7 +6,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from rewardhub.models import RewardModel, RewardModelVersion, TaskType, TrustedBehaviour
+from rewardhub.models import (
+    LearnedComponent,
+    RewardModel,
+    RewardModelVersion,
+    TaskType,
+    TrustedBehaviour,
+)
 from safety.models import Policy
 
 
@@ -116,6 +122,13 @@ class RewardModelVersionDetailSerializer(RewardModelVersionSerializer):
 class RewardModelSerializer(serializers.ModelSerializer):
     task_type = serializers.SlugRelatedField(slug_field="slug", queryset=TaskType.objects.all())
     active_version = serializers.SerializerMethodField()
+    learned_component = serializers.SlugRelatedField(
+        slug_field="digest",
+        queryset=LearnedComponent.objects.all(),
+        allow_null=True,
+        required=False,
+        help_text="Digest of the learned component to compile in; null: the task type's newest.",
+    )
 
     class Meta:
         model = RewardModel
@@ -128,6 +141,8 @@ class RewardModelSerializer(serializers.ModelSerializer):
             "outcome_weight",
             "severity_penalties",
             "confirmed_multiplier",
+            "learned_weight",
+            "learned_component",
             "gates",
             "process_bounds",
             "active_version",
@@ -138,6 +153,20 @@ class RewardModelSerializer(serializers.ModelSerializer):
 
     def get_active_version(self, obj: RewardModel) -> int | None:
         return obj.active_version.number if obj.active_version_id else None
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """The model's own checks (learned weight range, a trained component for the task
+        type), so the API, the admin and the pages agree; errors name the field."""
+        from django.core.exceptions import ValidationError as DjangoValidationError
+
+        names = ("task_type", "learned_weight", "learned_component")
+        current = {n: getattr(self.instance, n) for n in names} if self.instance else {}
+        values = {**current, **{n: attrs[n] for n in names if n in attrs}}
+        try:
+            RewardModel(**values).clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from exc
+        return attrs
 
 
 class CompileInputSerializer(serializers.Serializer):

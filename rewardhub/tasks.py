@@ -7,8 +7,6 @@ from typing import Any
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from rewardhub.models import TaskType
-
 TRANSIENT = (OperationalError, InterfaceError)
 
 
@@ -22,15 +20,61 @@ TRANSIENT = (OperationalError, InterfaceError)
     soft_time_limit=3500,
 )
 def train_learned_component(
-    task_type_id: int, seed: int = 0, encoder: dict[str, Any] | None = None
+    task_type_id: int,
+    seed: int = 0,
+    encoder: dict[str, Any] | None = None,
+    job_id: int | None = None,
 ) -> dict[str, Any]:
-    """Train the task type's step classifier; idempotent (the artifact is content-addressed)."""
-    from rewardhub.learned import EncoderConfig, TrainConfig
-    from rewardhub.services.learned import learned_component_train
+    """Train the task type's step classifier; idempotent (the artifact is content-addressed).
+    With ``job_id``, the job row (polled by the learned-components page) follows its state."""
+    from rewardhub.services.learned_training import learned_training_run
 
-    component = learned_component_train(
-        task_type=TaskType.objects.get(pk=task_type_id),
-        config=TrainConfig(seed=seed),
-        encoder_config=EncoderConfig.from_dict(encoder) if encoder else None,
+    component = learned_training_run(
+        task_type_id=task_type_id, seed=seed, encoder=encoder, job_id=job_id
     )
     return {"id": component.pk, "digest": component.digest, "auc": component.metrics.get("auc")}
+
+
+@shared_task(
+    name="rewardhub.refresh_step_uncertainty",
+    acks_late=True,
+    autoretry_for=TRANSIENT,
+    retry_backoff=True,
+    max_retries=3,
+    time_limit=3600,
+    soft_time_limit=3500,
+)
+def refresh_step_uncertainty(component_id: int, limit: int | None = None) -> int:
+    """Recompute a component's uncertainty on unlabelled steps (upserts: idempotent)."""
+    from rewardhub.models import LearnedComponent
+    from rewardhub.services.active_learning import learned_uncertainty_refresh
+
+    component = LearnedComponent.objects.select_related("task_type").get(pk=component_id)
+    return learned_uncertainty_refresh(component=component, limit=limit)
+
+
+@shared_task(
+    name="rewardhub.score_learned",
+    acks_late=True,
+    autoretry_for=TRANSIENT,
+    retry_backoff=True,
+    max_retries=5,
+    time_limit=300,
+    soft_time_limit=270,
+)
+def score_learned(scoring_id: str, version_id: int, trajectory: dict[str, Any]) -> dict[str, Any]:
+    """The learned part a score request left out: score it and rewrite the scoring record
+    (idempotent: only a record still ``pending`` changes)."""
+    from rewardhub.services.learned_scoring import learned_scoring_complete
+
+    record = learned_scoring_complete(
+        scoring_id=scoring_id, version_id=version_id, trajectory=trajectory
+    )
+    if record is None:
+        return {"scoring_id": scoring_id, "learned_status": None}
+    return {
+        "scoring_id": scoring_id,
+        "learned_status": record.learned_status,
+        "reward": record.reward,
+        "provisional_reward": record.provisional_reward,
+    }

@@ -1,5 +1,6 @@
 """Expert pages for the reward domain: task types and behaviours, reward models with their
-versions (compile, activate, roll back), a diff between versions, and "score a trajectory".
+versions (compile, activate, roll back), a diff between versions, "score a trajectory", and the
+learned step classifiers (metrics, reliability diagram, training from the browser).
 
 Views stay thin: forms validate (with the model's and the spec's own checks), services write.
 Experts and admins write; safety leads read and use the score page.
@@ -15,17 +16,33 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Prefetch, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations.canonical import TrajectoryError, extract_steps, normalize_trajectory
 from annotations.models import Trajectory
+from rewardhub import selectors
 from rewardhub.api_errors import errors_by_field
 from rewardhub.decorators import role_required
-from rewardhub.forms import BehaviourForm, CompileForm, RewardModelForm, ScoreForm, TaskTypeForm
-from rewardhub.models import RewardModel, RewardModelVersion, TaskType, TrustedBehaviour
+from rewardhub.forms import (
+    BehaviourForm,
+    CompileForm,
+    RewardModelForm,
+    ScoreForm,
+    TaskTypeForm,
+    TrainForm,
+)
+from rewardhub.models import (
+    LearnedTrainingJob,
+    RewardModel,
+    RewardModelVersion,
+    TaskType,
+    TrustedBehaviour,
+)
 from rewardhub.roles import EXPERT, SAFETY_LEAD, has_role
+from rewardhub.services import learned_training
 from rewardhub.services import rewards as reward_services
 from rewardhub.services import scoring as scoring_services
 from safety.selectors import Segment, highlight
@@ -464,3 +481,106 @@ def score(request: HttpRequest) -> HttpResponse:
         if request.htmx:
             return render(request, "rewards/_score_result.html", context, status=status)
     return render(request, "rewards/score.html", context, status=status)
+
+
+# --- Learned components ------------------------------------------------------------------------
+
+
+def _learned_page(
+    request: HttpRequest,
+    task_type: TaskType,
+    *,
+    train_form: TrainForm | None = None,
+    train_errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    return render(
+        request,
+        "rewards/learned_list.html",
+        {
+            "task_type": task_type,
+            "rows": selectors.learned_components(task_type=task_type),
+            "jobs": learned_training.training_jobs(task_type=task_type),
+            "train_form": train_form or TrainForm(),
+            "train_errors": train_errors or {},
+            "can_train": _can_edit(request),
+        },
+        status=status,
+    )
+
+
+@readers
+@require_GET
+def learned_overview(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "rewards/learned_overview.html",
+        {"rows": selectors.learned_overview(), "can_train": _can_edit(request)},
+    )
+
+
+@readers
+@require_GET
+def learned_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """The task type's trained step classifiers with their metrics, its training jobs, and (for
+    experts and admins) the form that starts a training run."""
+    return _learned_page(request, get_object_or_404(TaskType, slug=slug))
+
+
+@editors
+@require_POST
+def learned_train(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue a training run on the `learn` queue (experts and admins only)."""
+    task_type = get_object_or_404(TaskType, slug=slug)
+    form = TrainForm(request.POST)
+    if not form.is_valid():
+        return _learned_page(request, task_type, train_form=form, status=400)
+    try:
+        job, created = learned_training.learned_training_request(
+            task_type=task_type,
+            user=request.user,  # type: ignore[arg-type]
+            seed=form.cleaned_data["seed"] or 0,
+        )
+    except ValidationError as exc:
+        return _learned_page(
+            request, task_type, train_form=form, train_errors=_django_errors(exc), status=400
+        )
+    if created:
+        messages.success(request, f"Training #{job.pk} queued on the learn queue.")
+    else:
+        messages.info(request, f"Training #{job.pk} is already {job.state}; not queued again.")
+    return redirect(f"{reverse('rewards:learned', args=[slug])}#learned-job-{job.pk}")
+
+
+@readers
+@require_GET
+def learned_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A training job's state (the list page polls it with htmx while it is queued or running)."""
+    job = get_object_or_404(
+        LearnedTrainingJob.objects.select_related("task_type", "component", "requested_by"),
+        pk=job_id,
+    )
+    if request.htmx:
+        return render(request, "rewards/_learned_job.html", {"job": job})
+    return redirect(f"{reverse('rewards:learned', args=[job.task_type.slug])}#learned-job-{job.pk}")
+
+
+@readers
+@require_GET
+def learned_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One component: metrics overall and per behaviour, the reliability diagram (from the bins
+    stored when it was trained), its artifact and label snapshot."""
+    row = selectors.learned_component(pk=pk)
+    if row is None:
+        raise Http404("No such learned component.")
+    metrics = row.component.metrics if isinstance(row.component.metrics, dict) else {}
+    return render(
+        request,
+        "rewards/learned_detail.html",
+        {
+            "row": row,
+            "component": row.component,
+            "plot": selectors.reliability_plot(metrics.get("reliability")),
+            "bins": [b for b in metrics.get("reliability") or [] if isinstance(b, dict)],
+        },
+    )

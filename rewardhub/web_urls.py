@@ -21,4 +21,9 @@ urlpatterns = [
     path("models/<slug:slug>/rollback/", web.reward_model_rollback, name="rollback"),
     path("models/<slug:slug>/diff/", web.reward_model_diff, name="diff"),
     path("score/", web.score, name="score"),
+    path("learned/", web.learned_overview, name="learned_overview"),
+    path("learned/<int:pk>/", web.learned_detail, name="learned_component"),
+    path("learned/jobs/<int:job_id>/", web.learned_job, name="learned_job"),
+    path("task-types/<slug:slug>/learned/", web.learned_list, name="learned"),
+    path("task-types/<slug:slug>/learned/train/", web.learned_train, name="learned_train"),
 ]

@@ -193,3 +193,16 @@ def test_artifact_round_trip_and_hook(tiny: StepEncoder, tmp_path: Path) -> None
     )
     with pytest.raises(ValueError, match="digest"):
         learned_hook(tmp_path / "a")
+
+
+def test_rank_correlations_match_their_definitions() -> None:
+    from rewardhub.learned import kendall_tau, spearman
+
+    a = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert spearman(a, a * 10) == pytest.approx(1.0) and kendall_tau(a, -a) == pytest.approx(-1.0)
+    # One swapped pair out of 10: tau = (9 - 1) / 10; rho = 1 - 6 * 2 / (5 * 24).
+    b = np.array([1.0, 2.0, 3.0, 5.0, 4.0])
+    assert kendall_tau(a, b) == pytest.approx(0.8) and spearman(a, b) == pytest.approx(0.9)
+    # Ties (tau-b): x = [1, 1, 2], y = [1, 2, 3] -> 2 concordant of sqrt(2 * 3) pairs.
+    assert kendall_tau(np.array([1.0, 1, 2]), np.array([1.0, 2, 3])) == pytest.approx(2 / 6**0.5)
+    assert spearman(np.ones(4), a[:4]) is None and kendall_tau(np.ones(4), a[:4]) is None

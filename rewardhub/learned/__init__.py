@@ -1,6 +1,14 @@
 """Learned process reward: a step classifier over MiniLM embeddings. Pure: no Django import."""
 
-from .encoder import MINILM, TINY_BERT, EncoderConfig, StepEncoder, minilm_path, shared_encoder
+from .encoder import (
+    MINILM,
+    TINY_BERT,
+    EmbeddingStore,
+    EncoderConfig,
+    StepEncoder,
+    minilm_path,
+    shared_encoder,
+)
 from .head import (
     OVERALL,
     LabelledStep,
@@ -16,9 +24,11 @@ from .head import (
 from .metrics import (
     classifier_metrics,
     expected_calibration_error,
+    kendall_tau,
     most_uncertain,
     reliability_table,
     roc_auc,
+    spearman,
     uncertainty,
 )
 from .render import render_step, text_digest
@@ -27,6 +37,7 @@ __all__ = [
     "MINILM",
     "OVERALL",
     "TINY_BERT",
+    "EmbeddingStore",
     "EncoderConfig",
     "LabelledStep",
     "LoadedHead",
@@ -36,6 +47,7 @@ __all__ = [
     "TrainResult",
     "classifier_metrics",
     "expected_calibration_error",
+    "kendall_tau",
     "label_snapshot_digest",
     "learned_hook",
     "minilm_path",
@@ -45,6 +57,7 @@ __all__ = [
     "roc_auc",
     "save_artifact",
     "shared_encoder",
+    "spearman",
     "text_digest",
     "train_head",
     "uncertainty",

@@ -5,13 +5,14 @@ batching, an embedding cache keyed by step-content digest and optional dynamic i
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
@@ -102,8 +103,20 @@ def _load_model(config: EncoderConfig, device: torch.device) -> torch.nn.Module:
     return model.to(device)
 
 
+class EmbeddingStore(Protocol):
+    """A second-level embedding cache shared between processes (e.g. Redis through Django's
+    cache framework): a Celery worker that encodes steps warms it for every API process."""
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, bytes]: ...
+
+    def set_many(self, items: dict[str, bytes]) -> None: ...
+
+
 def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+EMBEDDING_CACHE_SIZE = 16384  # embeddings kept per encoder (fixed cache limit)
 
 
 class StepEncoder:
@@ -111,7 +124,9 @@ class StepEncoder:
 
     Texts are encoded in length-sorted batches (less padding); embeddings are cached by
     ``text_digest(text, salt=config.key)`` in a bounded LRU, so re-encoding is a dict lookup.
-    ``model_calls`` and ``texts_encoded`` count real forward passes (tests, benchmarks).
+    With a ``store`` (set by the caller), LRU misses are looked up there before encoding and new
+    embeddings are written there too. ``model_calls`` and ``texts_encoded`` count real forward
+    passes (tests, benchmarks).
     """
 
     def __init__(
@@ -120,17 +135,18 @@ class StepEncoder:
         *,
         device: torch.device | None = None,
         batch_size: int = 32,
-        cache_size: int = 16384,
+        cache_size: int | None = None,
     ) -> None:
         self.config = config or EncoderConfig()
         self.device = device or default_device()
         self.batch_size = batch_size
-        self.cache_size = cache_size
+        self.cache_size = EMBEDDING_CACHE_SIZE if cache_size is None else cache_size
         self.tokenizer = _load_tokenizer()
         self.model = _load_model(self.config, self.device)
         self.dim = int(cast(Any, self.model).config.hidden_size)
         self._cache: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self._lock = threading.Lock()
+        self.store: EmbeddingStore | None = None
         self.model_calls = 0
         self.texts_encoded = 0
 
@@ -151,9 +167,47 @@ class StepEncoder:
         self.texts_encoded += len(texts)
         return pooled.float().cpu().numpy()
 
+    def _keys(self, texts: Sequence[str]) -> list[str]:
+        return [text_digest(t, salt=self.config.key) for t in texts]
+
+    def _from_store(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """Store hits for ``keys`` (copied into the LRU); a failing store counts as all misses."""
+        if self.store is None or not keys:
+            return {}
+        try:
+            raw = self.store.get_many(list(keys))
+        except Exception:  # the store is an optimisation: never fail scoring because of it
+            return {}
+        found: dict[str, np.ndarray] = {}
+        for key, blob in raw.items():
+            if isinstance(blob, bytes) and len(blob) == 4 * self.dim:
+                found[key] = np.frombuffer(blob, dtype=np.float32).copy()
+        if found:
+            with self._lock:
+                for key, vec in found.items():
+                    self._cache[key] = vec
+                self._trim()
+        return found
+
+    def _trim(self) -> None:
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    def uncached(self, texts: Sequence[str]) -> int:
+        """How many distinct texts would need a forward pass (after the LRU and the store).
+
+        Store hits are pulled into the LRU, so a following ``encode`` of the same texts is only
+        dict lookups. This is what the score path checks against its synchronous budget."""
+        keys = set(self._keys(texts))
+        with self._lock:
+            missing = [k for k in keys if k not in self._cache]
+        if not missing:
+            return 0
+        return len(missing) - len(self._from_store(missing))
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text (shape ``(len(texts), dim)``); cached texts cost no forward pass."""
-        keys = [text_digest(t, salt=self.config.key) for t in texts]
+        keys = self._keys(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         missing: dict[str, list[int]] = {}
         with self._lock:
@@ -166,7 +220,13 @@ class StepEncoder:
                     out[i] = hit
         if not missing:
             return out
+        for key, vec in self._from_store(list(missing)).items():
+            for i in missing.pop(key):
+                out[i] = vec
+        if not missing:
+            return out
         todo = sorted(missing, key=lambda k: len(texts[missing[k][0]]))
+        fresh: dict[str, bytes] = {}
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start : start + self.batch_size]
             vectors = self._forward([texts[missing[k][0]] for k in chunk])
@@ -175,8 +235,11 @@ class StepEncoder:
                     for i in missing[key]:
                         out[i] = vec
                     self._cache[key] = vec
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+                    fresh[key] = vec.astype(np.float32).tobytes()
+                self._trim()
+        if self.store is not None:
+            with contextlib.suppress(Exception):  # see _from_store
+                self.store.set_many(fresh)
         return out
 
     def clear_cache(self) -> None:
@@ -186,6 +249,7 @@ class StepEncoder:
 
 _shared: dict[str, StepEncoder] = {}
 _shared_lock = threading.Lock()
+ENCODER_CACHE_SIZE = 4  # encoders (model + embedding cache) per process (fixed cache limit)
 
 
 def shared_encoder(config: EncoderConfig) -> StepEncoder:
@@ -194,4 +258,6 @@ def shared_encoder(config: EncoderConfig) -> StepEncoder:
         encoder = _shared.get(config.key)
         if encoder is None:
             encoder = _shared[config.key] = StepEncoder(config)
+            while len(_shared) > ENCODER_CACHE_SIZE:
+                _shared.pop(next(iter(_shared)))  # the oldest configuration
         return encoder

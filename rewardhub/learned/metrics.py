@@ -95,3 +95,24 @@ def uncertainty(p: np.ndarray) -> np.ndarray:
 def most_uncertain(p: np.ndarray, k: int) -> list[int]:
     """Indices of the ``k`` most uncertain predictions, most uncertain first (stable on ties)."""
     return [int(i) for i in np.argsort(-uncertainty(p), kind="stable")[:k]]
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Spearman's rank correlation (Pearson on average ranks); None when either is constant."""
+    x, y = _ranks(np.asarray(a, dtype=np.float64)), _ranks(np.asarray(b, dtype=np.float64))
+    if len(x) < 2 or x.std() == 0 or y.std() == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def kendall_tau(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Kendall's tau-b (ties in either variable accounted for); None when either is constant.
+
+    O(n^2) over pairs: meant for evaluation sets of trajectories, not for millions of rows."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    i, j = np.triu_indices(len(x), k=1)
+    dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    n_x, n_y = np.count_nonzero(dx), np.count_nonzero(dy)
+    if n_x == 0 or n_y == 0:
+        return None
+    return float((dx * dy).sum() / np.sqrt(float(n_x) * float(n_y)))

@@ -8,6 +8,7 @@ from .behaviors import CommandFacts, classify_command, classify_tool_call
 from .scorer import (
     AnalyzerFactory,
     AnalyzerLike,
+    LearnedDeferred,
     LearnedHook,
     LearnedHookError,
     ScannedFinding,
@@ -43,6 +44,7 @@ __all__ = [
     "AnalyzerFactory",
     "AnalyzerLike",
     "CommandFacts",
+    "LearnedDeferred",
     "LearnedHook",
     "LearnedHookError",
     "ScannedFinding",

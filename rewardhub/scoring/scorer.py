@@ -60,8 +60,10 @@ from .spec import SEVERITIES, spec_digest, validate_spec
 
 MICRO = 1_000_000
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
-SCAN_CACHE_SIZE = 16384
-SCORER_CACHE_SIZE = 32
+# Cache limits (entries); the service sets the first two from settings.CACHE_LIMITS.
+SCAN_CACHE_SIZE = 16384  # analyzed commands per scorer
+SCORER_CACHE_SIZE = 32  # scorers per process, by spec digest
+POLICY_CACHE_SIZE = 16  # compiled analyzer policies shared by scorers (fixed)
 
 
 class AnalyzerLike(Protocol):
@@ -87,6 +89,14 @@ class LearnedHook(Protocol):
 
 class LearnedHookError(ValueError):
     """A learned hook returned something other than one finite number per step."""
+
+
+class LearnedDeferred(Exception):
+    """Raised by a learned hook to leave its component out of this score (computed later).
+
+    The component then contributes 0 and is reported as ``{"applied": false, "pending": true}``;
+    ``ScoreResult.learned_pending`` is true. The caller decides how the contribution arrives
+    later (the score API scores it in a Celery task and updates the scoring record)."""
 
 
 def _micro(value: float) -> int:
@@ -140,7 +150,7 @@ class _PolicyKey:
         return isinstance(other, _PolicyKey) and other._key == self._key
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=POLICY_CACHE_SIZE)
 def _compiled_policy(key: _PolicyKey) -> Any:
     from safety.analyzer import Policy
 
@@ -240,6 +250,11 @@ class ScoreResult:
     @property
     def findings(self) -> list[dict]:
         return [{**f, "step": s.step} for s in self.steps for f in s.findings]
+
+    @property
+    def learned_pending(self) -> bool:
+        """A learned component was deferred (``LearnedDeferred``): its part is not included."""
+        return any(c.get("pending") for c in self.breakdown["learned"]["components"])
 
     @property
     def unsafe(self) -> bool:
@@ -586,7 +601,13 @@ class Scorer:
             if self._learned is None:
                 report["components"].append({"slug": comp["slug"], "applied": False})
                 continue
-            values = list(self._learned(comp, steps))
+            try:
+                values = list(self._learned(comp, steps))
+            except LearnedDeferred:
+                report["components"].append(
+                    {"slug": comp["slug"], "applied": False, "pending": True}
+                )
+                continue
             if len(values) != len(steps) or not all(
                 isinstance(v, int | float) and math.isfinite(v) for v in values
             ):

@@ -4,14 +4,18 @@ store the artifact, and resolve artifacts by digest for the score path."""
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
+import logging
 import shutil
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import caches
 from django.db import transaction
 
 from annotations.models import FinalLabel, Step, StepLabel
@@ -30,7 +34,9 @@ from rewardhub.learned import (
     uncertainty,
 )
 from rewardhub.models import LearnedComponent, TaskType
-from rewardhub.scoring import Scorer, build_scorer
+from rewardhub.scoring import LearnedDeferred, Scorer, build_scorer
+
+logger = logging.getLogger(__name__)
 
 
 def learned_artifact_root() -> Path:
@@ -82,6 +88,11 @@ def learned_examples(*, task_type: TaskType) -> tuple[list[LabelledStep], str]:
     return examples, snapshot
 
 
+def default_encoder_config() -> EncoderConfig:
+    """``settings.LEARNED["ENCODER"]`` (empty: MiniLM with int8 quantization)."""
+    return EncoderConfig.from_dict(settings.LEARNED.get("ENCODER") or {})
+
+
 def learned_component_train(
     *,
     task_type: TaskType,
@@ -92,7 +103,8 @@ def learned_component_train(
     examples, snapshot = learned_examples(task_type=task_type)
     if not any(OVERALL in ex.labels for ex in examples):
         raise ValueError(f"task type {task_type.slug!r} has no overall step labels to learn from")
-    encoder = shared_encoder(encoder_config or EncoderConfig())
+    encoder = shared_encoder(encoder_config or default_encoder_config())
+    encoder.store = _STORE
     result = train_head(examples, encoder, config or TrainConfig())
     root = learned_artifact_root()
     root.mkdir(parents=True, exist_ok=True)
@@ -120,9 +132,52 @@ def learned_component_train(
     return component
 
 
+class CacheEmbeddingStore:
+    """The encoders' shared second-level cache: Django's ``learned`` cache (Redis in
+    production, so a worker that encodes steps warms every API process)."""
+
+    alias = "learned"
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
+        return caches[self.alias].get_many(keys)
+
+    def set_many(self, items: dict[str, bytes]) -> None:
+        caches[self.alias].set_many(items)
+
+
+_STORE = CacheEmbeddingStore()
+# Uncached steps the current call may encode (None: no limit). The score API sets it from
+# settings.LEARNED["SYNC_MAX_UNCACHED_STEPS"]; everything else (pages, commands, the async
+# task) scores synchronously.
+_SYNC_BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "learned_sync_budget", default=None
+)
+
+
+@contextlib.contextmanager
+def learned_sync_budget(steps: int | None) -> Iterator[None]:
+    """Within the block, a learned component with more than ``steps`` steps that no embedding
+    cache holds is deferred (``LearnedDeferred``); ``None`` or a negative number: no limit."""
+    token = _SYNC_BUDGET.set(None if steps is None or steps < 0 else steps)
+    try:
+        yield
+    finally:
+        _SYNC_BUDGET.reset(token)
+
+
+def sync_budget_setting() -> int | None:
+    value = settings.LEARNED.get("SYNC_MAX_UNCACHED_STEPS", 4)
+    return None if value is None or value < 0 else int(value)
+
+
 class ArtifactHook:
     """The score path's ``LearnedHook``: loads each component's artifact by digest, once per
-    process (artifacts are content-addressed, so a loaded head never goes stale)."""
+    process (artifacts are content-addressed, so a loaded head never goes stale).
+
+    Under a synchronous budget (``learned_sync_budget``) it encodes at most that many uncached
+    steps on the request path; over it, it raises ``LearnedDeferred`` instead. (Loading an
+    artifact and its encoder is a one-off per process, about a second for MiniLM, paid by the
+    first call that needs it.)"""
 
     def __init__(self) -> None:
         self._heads: dict[str, LoadedHead] = {}
@@ -139,16 +194,31 @@ class ArtifactHook:
             loaded = LoadedHead(Path(path))
             if loaded.digest != digest:
                 raise ValueError(f"artifact at {path} is {loaded.digest}, expected {digest}")
+            loaded.encoder.store = _STORE
             with self._lock:
                 loaded = self._heads.setdefault(digest, loaded)
+                while len(self._heads) > settings.CACHE_LIMITS["LEARNED_HEADS"]:
+                    self._heads.pop(next(iter(self._heads)))  # the oldest loaded
         return loaded
 
     def __call__(self, component: Mapping[str, Any], steps: Sequence[Any]) -> list[float]:
-        probs = self.head(component["artifact"]["digest"]).predict(steps)
+        loaded = self.head(component["artifact"]["digest"])
+        budget = _SYNC_BUDGET.get()
+        texts = [render_step(s) for s in steps]
+        if budget is not None and (missing := loaded.encoder.uncached(texts)) > budget:
+            raise LearnedDeferred(f"{missing} uncached steps, over the budget of {budget}")
+        probs = loaded.predict_texts(texts)
         return [float(2.0 * p - 1.0) for p in probs[:, 0]]
 
 
 _hook = ArtifactHook()
+
+
+def loaded_head(digest: str) -> LoadedHead:
+    """The process's loaded head for a component digest (loads it once, checking its digest)."""
+    return _hook.head(digest)
+
+
 _scorers: collections.OrderedDict[str, Scorer] = collections.OrderedDict()
 _scorers_lock = threading.Lock()
 
@@ -163,7 +233,7 @@ def learned_scorer(spec: dict[str, Any], digest: str) -> Scorer:
     scorer = build_scorer(spec, digest=digest, learned=_hook)
     with _scorers_lock:
         scorer = _scorers.setdefault(digest, scorer)
-        while len(_scorers) > 32:
+        while len(_scorers) > settings.CACHE_LIMITS["SCORERS"]:
             _scorers.popitem(last=False)
     return scorer
 

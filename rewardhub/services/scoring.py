@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import close_old_connections, connections, router
 from django.utils import timezone
 
-from rewardhub.models import RewardModel, RewardModelVersion, ScoringRecord
+from rewardhub.models import LearnedStatus, RewardModel, RewardModelVersion, ScoringRecord
 from rewardhub.scoring import Scorer, get_scorer
 
 logger = logging.getLogger(__name__)
@@ -40,9 +40,14 @@ class ResolvedVersion:
     spec: dict[str, Any] = field(repr=False, compare=False)
 
 
-# Versions are immutable, so a resolved version can be kept for the life of the process.
+# Versions are immutable, so a resolved version can be kept for the life of the process (up to
+# settings.CACHE_LIMITS["REWARD_MODEL_VERSIONS"] of them; a full cache starts over).
 _VERSIONS: dict[int, ResolvedVersion] = {}
 _PINNED: dict[tuple[str, int], int] = {}
+
+
+def _versions_limit() -> int:
+    return settings.CACHE_LIMITS["REWARD_MODEL_VERSIONS"]
 
 
 def _load_version(pk: int) -> ResolvedVersion:
@@ -50,7 +55,7 @@ def _load_version(pk: int) -> ResolvedVersion:
     if cached is None:
         row = RewardModelVersion.objects.select_related("reward_model").get(pk=pk)
         cached = ResolvedVersion(row.pk, row.reward_model.slug, row.number, row.digest, row.spec)
-        if len(_VERSIONS) > 256:
+        if len(_VERSIONS) >= _versions_limit():
             _VERSIONS.clear()
         _VERSIONS[pk] = cached
     return cached
@@ -93,6 +98,8 @@ def resolve_reward_model(ref: str) -> ResolvedVersion:
             )
             if found is None:
                 raise UnknownRewardModel(f"unknown reward model version {ref!r}")
+            if len(_PINNED) >= _versions_limit():
+                _PINNED.clear()
             pk = _PINNED[key] = found
         return _load_version(pk)
     row = _active_version_row(slug)
@@ -101,6 +108,11 @@ def resolve_reward_model(ref: str) -> ResolvedVersion:
     if row[0] is None:
         raise UnknownRewardModel(f"reward model {slug!r} has no active version")
     return _load_version(row[0])
+
+
+def version_by_pk(pk: int) -> ResolvedVersion:
+    """A version by primary key (cached for the process: versions are immutable)."""
+    return _load_version(pk)
 
 
 def scorer_for(version: ResolvedVersion) -> Scorer:
@@ -113,10 +125,29 @@ def scorer_for(version: ResolvedVersion) -> Scorer:
 
 
 def score_response(
-    version: ResolvedVersion, trajectory: dict[str, Any], rollout: dict[str, Any] | None
+    version: ResolvedVersion,
+    trajectory: dict[str, Any],
+    rollout: dict[str, Any] | None,
+    *,
+    scored_by: int | None = None,
+    api_key: int | None = None,
 ) -> dict[str, Any]:
-    """Score one C1 trajectory into a C2 response and queue its record; TrajectoryError escapes."""
-    result = scorer_for(version).score(trajectory)
+    """Score one C1 trajectory into a C2 response and queue its record; TrajectoryError escapes.
+
+    With learned components, the response adds ``learned_status``: ``included``, or
+    ``pending`` when the steps the embedding caches do not hold exceed
+    ``settings.LEARNED["SYNC_MAX_UNCACHED_STEPS"]``: the learned part is then left out of
+    this response (its contribution is 0; ``breakdown.learned.components[i].pending`` is
+    true) and the Celery task ``rewardhub.score_learned`` scores it once the record is
+    written, rewriting the record's reward (see ``rewardhub.services.learned_scoring``)."""
+    scorer = scorer_for(version)
+    if version.spec.get("learned"):
+        from rewardhub.services.learned import learned_sync_budget, sync_budget_setting
+
+        with learned_sync_budget(sync_budget_setting()):
+            result = scorer.score(trajectory)
+    else:
+        result = scorer.score(trajectory)
     response = result.to_dict()
     scoring_id = uuid.uuid4().hex
     response["reward_model"] = {
@@ -125,6 +156,10 @@ def score_response(
         "digest": version.digest,
     }
     response["scoring_id"] = scoring_id
+    if version.spec.get("learned"):
+        response["learned_status"] = (
+            LearnedStatus.PENDING if result.learned_pending else LearnedStatus.INCLUDED
+        ).value
     recorder.add(
         PendingRecord(
             scoring_id=scoring_id,
@@ -134,6 +169,8 @@ def score_response(
             response=response,
             unsafe=bool(result.unsafe),
             created_at=timezone.now(),
+            scored_by=scored_by,
+            api_key=api_key,
         )
     )
     return response
@@ -148,6 +185,8 @@ class PendingRecord:
     response: dict[str, Any]
     unsafe: bool
     created_at: datetime
+    scored_by: int | None = None  # user id (the key's owner): scopes who may read the record
+    api_key: int | None = None
 
 
 def _record_row(item: PendingRecord) -> ScoringRecord:
@@ -166,18 +205,28 @@ def _record_row(item: PendingRecord) -> ScoringRecord:
         run=str(rollout.get("run", ""))[:200],
         step=step if isinstance(step, int) and not isinstance(step, bool) else None,
         sample=str(rollout.get("sample", ""))[:200],
-        reward=response["reward"],
-        outcome_reward=response["outcome_reward"],
-        process_reward=response["process_reward"],
-        gated=bool(response["gated"]),
         unsafe=item.unsafe,
         finding_count=len(response.get("findings", [])),
-        breakdown={
+        created_at=item.created_at,
+        scored_by_id=item.scored_by,
+        api_key_id=item.api_key,
+        learned_status=response.get("learned_status", ""),
+        **record_result_fields(response),
+    )
+
+
+def record_result_fields(response: dict[str, Any]) -> dict[str, Any]:
+    """The scoring record's columns that a (re)score sets: reward parts and the breakdown."""
+    return {
+        "reward": response["reward"],
+        "outcome_reward": response["outcome_reward"],
+        "process_reward": response["process_reward"],
+        "gated": bool(response["gated"]),
+        "breakdown": {
             "steps": [s["reward"] for s in response["steps"]],
             **response.get("breakdown", {}),
         },
-        created_at=item.created_at,
-    )
+    }
 
 
 class ScoringRecorder:
@@ -202,6 +251,9 @@ class ScoringRecorder:
             if len(self._queue) >= cfg["RECORD_QUEUE_MAX"]:
                 self._queue.popleft()
                 self.dropped += 1
+                if self.dropped & (self.dropped - 1) == 0:  # 1, 2, 4, 8, ...: not every time
+                    logger.warning("scoring records dropped: %d so far (queue full, database "
+                                   "slow or down)", self.dropped)  # fmt: skip
             self._queue.append(item)
         if not cfg["RECORD_IN_BACKGROUND"]:
             return
@@ -258,14 +310,32 @@ class ScoringRecorder:
                 self._queue.extendleft(reversed(batch))
             raise
         self.written += len(batch)
+        _enqueue_learned(batch)
         _route_to_review(batch, [row.trajectory_digest for row in rows])
         return len(batch)
 
 
+def _enqueue_learned(batch: list[PendingRecord]) -> None:
+    """Records whose learned part is pending exist now: score that part in the background."""
+    pending = [i for i in batch if i.response.get("learned_status") == LearnedStatus.PENDING]
+    if not pending:
+        return
+    from rewardhub.tasks import score_learned
+
+    for n, item in enumerate(pending):
+        try:
+            score_learned.delay(item.scoring_id, item.version_pk, item.trajectory)
+        except Exception:  # the records keep learned_status "pending" (visible in the API)
+            logger.exception(
+                "broker unavailable: the learned part of %d scorings stays pending",
+                len(pending) - n,
+            )
+            return
+
+
 # Digests of rollouts already sent to review by this process: a trainer rescoring the same
 # rollout (common with repeated prompts) would only hit the importer's duplicate path again.
-_ROUTED: OrderedDict[str, None] = OrderedDict()
-_ROUTED_MAX = 10_000
+_ROUTED: OrderedDict[str, None] = OrderedDict()  # settings.CACHE_LIMITS["ROUTED_ROLLOUTS"]
 
 
 def _route_to_review(batch: list[PendingRecord], digests: list[str]) -> None:
@@ -280,7 +350,7 @@ def _route_to_review(batch: list[PendingRecord], digests: list[str]) -> None:
             continue
         if digest:
             _ROUTED[digest] = None
-            while len(_ROUTED) > _ROUTED_MAX:
+            while len(_ROUTED) > settings.CACHE_LIMITS["ROUTED_ROLLOUTS"]:
                 _ROUTED.popitem(last=False)
         metadata = dict(item.trajectory.get("metadata") or {})
         metadata["scoring"] = {

@@ -151,6 +151,7 @@
         if (area) { area.focus(); }
         break;
       }
+      case "u": nextFocus(); break;
       case "?":
         if (help) { if (help.open) help.close(); else help.showModal(); }
         break;
@@ -182,7 +183,21 @@
     if (step) focusStep(steps.indexOf(step), false);
   });
 
+  // Uncertainty queues route a few steps (data-focus-rank 0 = where the classifier is least
+  // sure): open the page there, and `u` walks through them in that order.
+  const focusOrder = steps
+    .filter((s) => s.dataset.focusRank !== undefined)
+    .sort((a, b) => Number(a.dataset.focusRank) - Number(b.dataset.focusRank))
+    .map((s) => steps.indexOf(s));
+  function nextFocus() {
+    if (!focusOrder.length) return;
+    const at = focusOrder.indexOf(current);
+    focusStep(focusOrder[(at + 1) % focusOrder.length]);
+  }
+
   const fromHash = steps.findIndex((s) => "#" + s.id === window.location.hash);
-  focusStep(fromHash >= 0 ? fromHash : 0, fromHash >= 0);
+  if (fromHash >= 0) focusStep(fromHash, true);
+  else if (focusOrder.length) focusStep(focusOrder[0], true);
+  else focusStep(0, false);
   updateMap();
 })();
