@@ -62,10 +62,21 @@ from annotations.models import (  # noqa: E402
 
 @admin.register(ReviewQueue)
 class ReviewQueueAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "overlap", "blind", "lock_minutes", "active", "created_at"]
-    list_filter = ["active", "blind"]
+    list_display = [
+        "slug",
+        "name",
+        "strategy",
+        "overlap",
+        "blind",
+        "lock_minutes",
+        "active",
+        "created_at",
+    ]
+    list_filter = ["active", "blind", "strategy"]
     search_fields = ["slug", "name"]
     prepopulated_fields = {"slug": ["name"]}
+    # Who may work on the queue (annotations.review_access); both empty: every reviewer.
+    filter_horizontal = ["members", "teams"]
 
 
 @admin.register(Assignment)
@@ -78,10 +89,22 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 @admin.register(StepLabel)
 class StepLabelAdmin(admin.ModelAdmin):
+    """Read-only: labels change only through the review pages, which record every change
+    (``LabelEvent`` and the audit log) under the reviewer's own name."""
+
     list_display = ["id", "step", "reviewer", "behaviour", "value", "updated_at"]
     list_filter = ["value", "behaviour"]
     list_select_related = ["step__trajectory", "reviewer"]
     raw_id_fields = ["step", "reviewer"]
+
+    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
 
 
 @admin.register(LabelEvent)

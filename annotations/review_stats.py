@@ -26,6 +26,7 @@ from annotations.models import (
     StepLabel,
     Trajectory,
 )
+from annotations.review_access import assignments_for
 from annotations.review_selectors import queue_rows
 from rewardhub.models import ScoringRecord
 from rewardhub.roles import SAFETY_LEAD, has_role
@@ -261,7 +262,7 @@ def dashboard(*, user: Any) -> dict[str, Any]:
     """What needs attention for this user's role, and the plots."""
     now = timezone.now()
     is_lead = has_role(user, SAFETY_LEAD)
-    mine = Assignment.objects.filter(reviewer=user)
+    mine = assignments_for(user)
     context: dict[str, Any] = {
         "queues": queue_rows(user=user),
         "open_assignments": list(

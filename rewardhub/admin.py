@@ -11,6 +11,8 @@ from django.http import HttpRequest
 from rewardhub.models import (
     ApiKey,
     ApiKeyScope,
+    LearnedComponent,
+    LearnedTrainingJob,
     RewardModel,
     RewardModelVersion,
     ScoringRecord,
@@ -37,14 +39,27 @@ class RewardHubUserAdmin(UserAdmin):
     fieldsets = (*UserAdmin.fieldsets, ("RewardHub", {"fields": ("is_service_account",)}))
 
 
-class ApiKeyAddForm(forms.ModelForm):
+class ApiKeyForm(forms.ModelForm):
+    """Scopes and reward models as checkboxes (the model's ``clean()`` checks both)."""
+
     scopes = forms.MultipleChoiceField(
         choices=ApiKeyScope.choices, widget=forms.CheckboxSelectMultiple
+    )
+    reward_models = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Restrict the key to these reward models (scoring and reads); none: all.",
     )
 
     class Meta:
         model = ApiKey
-        fields = ["name", "user", "scopes", "expires_at"]
+        fields = ["name", "user", "scopes", "reward_models", "expires_at"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        slugs = RewardModel.objects.order_by("slug").values_list("slug", flat=True)
+        known = {*slugs, *(self.instance.reward_models or [])}
+        self.fields["reward_models"].choices = [(s, s) for s in sorted(known)]
 
 
 @admin.register(ApiKey)
@@ -55,15 +70,12 @@ class ApiKeyAdmin(admin.ModelAdmin):
     readonly_fields = ["prefix", "key_digest", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 
-    def get_form(self, request: HttpRequest, obj: ApiKey | None = None, **kwargs: Any) -> Any:
-        if obj is None:
-            kwargs["form"] = ApiKeyAddForm
-        return super().get_form(request, obj, **kwargs)
+    form = ApiKeyForm
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
-            return ["name", "user", "scopes", "expires_at"]
-        return ["name", "user", "scopes", "expires_at", *self.readonly_fields]
+            return ["name", "user", "scopes", "reward_models", "expires_at"]
+        return ["name", "user", "scopes", "reward_models", "expires_at", *self.readonly_fields]
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         if change:
@@ -74,6 +86,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
             scopes=form.cleaned_data["scopes"],
             user=form.cleaned_data["user"],
             expires_at=form.cleaned_data.get("expires_at"),
+            reward_models=form.cleaned_data.get("reward_models") or [],
         )
         obj.pk = issued.api_key.pk
         messages.warning(request, f"New API key (shown once, copy it now): {issued.secret}")
@@ -132,11 +145,37 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(RewardModel)
 class RewardModelAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "task_type", "active_version", "outcome_weight", "updated_at"]
+    """``RewardModel.clean()`` checks the learned weight (0..1, a trained component of the task
+    type) and the chosen component, as the API and the pages do."""
+
+    list_display = [
+        "slug",
+        "name",
+        "task_type",
+        "active_version",
+        "outcome_weight",
+        "learned_weight",
+        "updated_at",
+    ]
     list_filter = ["task_type"]
     search_fields = ["slug", "name"]
     list_select_related = ["task_type", "active_version"]
     readonly_fields = ["active_version"]
+
+
+@admin.register(LearnedComponent)
+class LearnedComponentAdmin(ReadOnlyAdmin):
+    list_display = ["digest", "task_type", "created_at", "label_snapshot_digest"]
+    list_filter = ["task_type"]
+    search_fields = ["digest", "label_snapshot_digest"]
+    list_select_related = ["task_type"]
+
+
+@admin.register(LearnedTrainingJob)
+class LearnedTrainingJobAdmin(ReadOnlyAdmin):
+    list_display = ["id", "task_type", "state", "seed", "requested_by", "created_at"]
+    list_filter = ["state", "task_type"]
+    list_select_related = ["task_type", "requested_by"]
 
 
 @admin.register(RewardModelVersion)

@@ -1,4 +1,4 @@
-"""Shared fixtures: users per role and API clients. Nothing here is autouse."""
+"""Shared fixtures: users per role and API clients. One is autouse: see ``fresh_version_cache``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,19 @@ from rest_framework.test import APIClient
 from rewardhub.models import User
 from rewardhub.roles import ADMIN, EXPERT, SAFETY_LEAD
 from rewardhub.services import api_key_create
+
+
+@pytest.fixture(autouse=True)
+def fresh_version_cache() -> None:
+    """Each test's rolled-back transaction makes ids stale: forget resolved reward-model versions.
+
+    In production versions are never deleted (``ImmutableModel``, ``PROTECT``), so the process
+    may keep ``slug@N`` -> id for good; between tests the same ``slug@N`` gets a new id.
+    """
+    from rewardhub.services import scoring
+
+    scoring._VERSIONS.clear()
+    scoring._PINNED.clear()
 
 
 @pytest.fixture

@@ -226,7 +226,10 @@ def test_someone_elses_assignment_cannot_be_submitted(client: Client, make_user)
     make_trajectory(1)
     assignment = review_services.assignment_next(queue=make_queue(), reviewer=ann)
     response = logged_in(client, bob).post(f"/review/assignments/{assignment.pk}/submit/")  # type: ignore[union-attr]
-    assert response.status_code == 403
+    # 404, not 403: another reviewer's assignment is out of scope, as if it did not exist.
+    assert response.status_code == 404
+    assignment.refresh_from_db()  # type: ignore[union-attr]
+    assert assignment.status == "in_progress"  # type: ignore[union-attr]
 
 
 def _two_reviewers(make_user) -> tuple[Any, list[Any]]:  # type: ignore[no-untyped-def]

@@ -53,8 +53,11 @@ def api_key_create(
     scopes: str | list[str],
     user: User | None = None,
     expires_at: datetime | None = None,
+    reward_models: list[str] | None = None,
 ) -> IssuedKey:
-    """Create a key; with no user, a service account named after the key is created or reused."""
+    """Create a key; with no user, a service account named after the key is created or reused.
+
+    ``reward_models`` (slugs) restricts what the key may score with and read; empty: all."""
     clean_scopes = parse_scopes(scopes)
     if user is None:
         username = f"svc-{name}"[:150]
@@ -73,6 +76,7 @@ def api_key_create(
         key_digest=hash_api_key(secret),
         scopes=clean_scopes,
         expires_at=expires_at,
+        reward_models=sorted(set(reward_models or [])),
     )
     key.full_clean()
     key.save()
@@ -88,8 +92,8 @@ def api_key_create(
 # never used after it expires. Expiry (``expires_at``) is checked on every request, cached or not.
 # Unknown or invalid secrets are never cached: they always go to the database.
 # TTL: ``settings.RH_API_KEY_CACHE_SECONDS`` (default 5 s); 0 disables the cache.
+# Size: ``settings.CACHE_LIMITS["API_KEYS"]`` entries (full: the cache starts over).
 API_KEY_CACHE_SECONDS = 5.0
-_API_KEY_CACHE_MAX = 1024
 _key_cache: dict[str, tuple[float, ApiKey]] = {}
 
 
@@ -135,7 +139,7 @@ def api_key_authenticate(secret: str) -> ApiKey | None:
             _key_cache.pop(digest, None)
             return None
         if ttl > 0:
-            if len(_key_cache) >= _API_KEY_CACHE_MAX:
+            if len(_key_cache) >= settings.CACHE_LIMITS["API_KEYS"]:
                 _key_cache.clear()
             _key_cache[digest] = (time.monotonic() + ttl, key)
     if not key.is_active or not key.user.is_active:

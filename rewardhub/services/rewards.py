@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+from audit.services import audit_record
 from rewardhub.models import (
     LearnedComponent,
     OutcomeMode,
@@ -82,14 +83,18 @@ LEARNED_SLUG = "step-classifier"
 
 
 def _learned_spec(reward_model: RewardModel) -> list[dict[str, Any]]:
-    """The task type's newest learned step classifier, when the reward model opts in."""
+    """The chosen learned step classifier (or the task type's newest), when the reward model
+    opts in with a weight above 0."""
     if reward_model.learned_weight <= 0:
         return []
-    component = (
-        LearnedComponent.objects.filter(task_type_id=reward_model.task_type_id)
-        .order_by("-created_at", "-id")
-        .first()
-    )
+    if reward_model.learned_component_id is not None:
+        component = reward_model.learned_component
+    else:
+        component = (
+            LearnedComponent.objects.filter(task_type_id=reward_model.task_type_id)
+            .order_by("-created_at", "-id")
+            .first()
+        )
     if component is None:
         return []
     return [
@@ -183,16 +188,42 @@ def reward_model_compile(
         policy_version=policy_version,
     )
     version.save()
+    audit_record(
+        action="reward_model.compile",
+        obj=reward_model,
+        user=user,
+        after={
+            "version": number,
+            "digest": digest,
+            "note": version.note,
+            "policy_version": str(policy_version),
+        },
+    )
     if activate or reward_model.active_version_id is None:
         reward_model_activate(reward_model=reward_model, version=version)
     return CompileResult(version, True)
 
 
-def reward_model_activate(*, reward_model: RewardModel, version: RewardModelVersion) -> RewardModel:
+@transaction.atomic
+def reward_model_activate(
+    *, reward_model: RewardModel, version: RewardModelVersion, audit_action: str = "activate"
+) -> RewardModel:
     if version.reward_model_id != reward_model.pk:
         raise ValidationError({"version": ["This version belongs to another reward model."]})
+    previous = (
+        RewardModel.objects.filter(pk=reward_model.pk)
+        .values_list("active_version_id", "active_version__number")
+        .first()
+    )
     RewardModel.objects.filter(pk=reward_model.pk).update(active_version=version)
     reward_model.active_version = version
+    if previous is None or previous[0] != version.pk:
+        audit_record(
+            action=f"reward_model.{audit_action}",
+            obj=reward_model,
+            before={"active_version": previous[1] if previous else None},
+            after={"active_version": version.number},
+        )
     return reward_model
 
 
@@ -204,7 +235,9 @@ def reward_model_rollback(*, reward_model: RewardModel) -> RewardModel:
     previous = reward_model.versions.filter(number__lt=active.number).order_by("-number").first()
     if previous is None:
         raise ValidationError({"active_version": ["There is no older version to roll back to."]})
-    return reward_model_activate(reward_model=reward_model, version=previous)
+    return reward_model_activate(
+        reward_model=reward_model, version=previous, audit_action="rollback"
+    )
 
 
 def reward_model_diff(*, before: RewardModelVersion, after: RewardModelVersion) -> list[Change]:

@@ -1,4 +1,5 @@
-"""create_api_key NAME --scopes score[,...] [--user USER] (CONTRACTS C4): prints only the key."""
+"""create_api_key NAME --scopes score[,...] [--user USER] [--reward-models SLUG[,...]]
+(CONTRACTS C4): prints only the key."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from audit.context import audit_context
 from rewardhub.models import User
 from rewardhub.services import api_key_create
 
@@ -18,6 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("name")
         parser.add_argument("--scopes", required=True, help="comma-separated, e.g. score,read")
         parser.add_argument("--user", help="existing username (default: service account svc-NAME)")
+        parser.add_argument(
+            "--reward-models",
+            default="",
+            help="comma-separated reward model slugs the key is restricted to (default: all)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = None
@@ -25,8 +32,15 @@ class Command(BaseCommand):
             user = User.objects.filter(username=options["user"]).first()
             if user is None:
                 raise CommandError(f"no user named {options['user']!r}")
+        reward_models = [s.strip() for s in options["reward_models"].split(",") if s.strip()]
         try:
-            issued = api_key_create(name=options["name"], scopes=options["scopes"], user=user)
+            with audit_context(via="command:create_api_key"):
+                issued = api_key_create(
+                    name=options["name"],
+                    scopes=options["scopes"],
+                    user=user,
+                    reward_models=reward_models,
+                )
         except ValidationError as exc:
             raise CommandError(
                 "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())

@@ -1,0 +1,1 @@
+"""The audit log: who changed policies, reward models, task types, labels, queues and API keys."""
