@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rewardhub
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run test lint format check bench bench-http services clean demo-train serve
+.PHONY: install run test lint format check bench bench-http services clean demo-train serve loadtest soak fuzz schemathesis
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,12 +68,38 @@ bench-http: $(STAMP)
 	@scripts/ensure_services.sh
 	$(PY) bench/bench_score_http.py
 
+# Load shedding: the score API at its sustainable rate, at 10x and after (own database
+# rewardhub_loadtest; about 1 minute); exits non-zero on any 5xx other than 503.
+loadtest: $(STAMP)
+	@scripts/ensure_bench_tools.sh
+	@scripts/ensure_services.sh
+	$(PY) bench/loadtest.py $(LOADTEST_ARGS)
+
+# Memory over a long run of distinct trajectories (own database rewardhub_soak); RSS of every
+# gunicorn worker sampled; SOAK_SECONDS (default 600) sets the length.
+SOAK_SECONDS ?= 600
+soak: $(STAMP)
+	@scripts/ensure_bench_tools.sh
+	@scripts/ensure_services.sh
+	$(PY) bench/soak.py --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
+
 # Closed loop on this CPU: the embedded service (throwaway SQLite) scores a tiny policy that
 # CISPO trains away from unsafe shell actions; prints one summary line and saves a plot.
 demo-train: $(STAMP)
 	@mkdir -p var/demo-train
 	rm -f var/demo-train/db.sqlite3
 	SQLITE_PATH=$(CURDIR)/var/demo-train/db.sqlite3 $(PY) -m trainer_bridge.demo --start-service --out-dir var/demo-train
+
+# Bad input (never part of `make test`). A 1,000,000-input analyzer fuzz run on 2 processes
+# (FUZZ_INPUTS, FUZZ_WORKERS, FUZZ_SEED); prints counts and the time per input.
+fuzz: $(STAMP)
+	$(PY) scripts/fuzz_analyzer.py --inputs $${FUZZ_INPUTS:-1000000} --workers $${FUZZ_WORKERS:-2} --seed $${FUZZ_SEED:-0}
+
+# The large schemathesis campaign: every operation x every role against gunicorn on loopback,
+# with its own throwaway database (CAMPAIGN_DATABASE_URL); SCHEMATHESIS_EXAMPLES per operation.
+schemathesis: $(STAMP)
+	@scripts/ensure_services.sh
+	$(PY) scripts/schemathesis_campaign.py --max-examples $${SCHEMATHESIS_EXAMPLES:-100}
 
 clean:
 	rm -rf $(VENV) var .hypothesis

@@ -24,7 +24,11 @@ class RewardHubConfig(AppConfig):
     verbose_name = "RewardHub"
 
     def ready(self) -> None:
+        from django.conf import settings
+
         # Make the project's Celery app the current one, so shared tasks use its broker.
         import rewardhub.celery  # noqa: F401
+        from rewardhub.cache_limits import apply_cache_limits
 
+        apply_cache_limits(settings.CACHE_LIMITS)  # the scoring core's and analyzer's caches
         post_migrate.connect(grant_admin_role_all_permissions, dispatch_uid="rh-admin-perms")

@@ -8,6 +8,9 @@ from rewardhub import api as reward_api
 from rewardhub import views
 from safety.api import AnalyzeCommandsView
 
+handler404 = "rewardhub.api_errors.not_found"
+handler500 = "rewardhub.api_errors.server_error"
+
 router = DefaultRouter()
 router.register("trajectories", TrajectoryViewSet, basename="trajectory")
 router.register("task-types", reward_api.TaskTypeViewSet, basename="task-type")

@@ -206,3 +206,24 @@ class ScanJob(models.Model):
 
     def __str__(self) -> str:
         return f"rescan #{self.pk} with {self.policy_version_id} ({self.state})"
+
+
+class PendingScan(models.Model):
+    """A scan that could not be queued (the broker was unreachable) and is queued again later.
+
+    Written by the after-import hook when publishing fails, deleted by the scan task when the
+    scan is done, so a broker outage delays scans but never loses one."""
+
+    trajectory = models.OneToOneField(
+        "annotations.Trajectory", on_delete=models.CASCADE, related_name="pending_scan"
+    )
+    reason = models.CharField(max_length=500, blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    class Meta:
+        ordering = ["updated_at", "id"]
+
+    def __str__(self) -> str:
+        return f"pending scan of trajectory {self.trajectory_id}"

@@ -2,25 +2,37 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Max
+from django.db import DatabaseError, transaction
+from django.db.models import F, Max
 from django.utils import timezone
 
 from annotations.models import Step, Trajectory
+from audit.services import audit_record, audit_record_many
 from rewardhub.models import User
 from safety.analyzer import Analysis, Analyzer, AnalyzerConfig, PolicyError, load_default_policy
 from safety.analyzer import Policy as AnalyzerPolicy
-from safety.models import Flag, FlagStatus, Policy, PolicyRule, PolicyVersion, ScanJob, Waiver
+from safety.models import (
+    Flag,
+    FlagStatus,
+    PendingScan,
+    Policy,
+    PolicyRule,
+    PolicyVersion,
+    ScanJob,
+    Waiver,
+)
 
 DEFAULT_POLICY_SLUG = "default"
 
@@ -34,7 +46,10 @@ def spec_digest(spec: dict[str, Any]) -> str:
 
 _ANALYZERS: OrderedDict[tuple[str, tuple[str, ...]], Analyzer] = OrderedDict()
 _COMPILED: OrderedDict[str, AnalyzerPolicy] = OrderedDict()
-_CACHE_SIZE = 32
+
+
+def _cache_size() -> int:
+    return settings.CACHE_LIMITS["ANALYZERS"]
 
 
 def compiled_policy(version: PolicyVersion) -> AnalyzerPolicy:
@@ -43,7 +58,7 @@ def compiled_policy(version: PolicyVersion) -> AnalyzerPolicy:
     if policy is None:
         policy = AnalyzerPolicy.from_dict(version.spec, check_examples=False)
         _COMPILED[version.digest] = policy
-        while len(_COMPILED) > _CACHE_SIZE:
+        while len(_COMPILED) > _cache_size():
             _COMPILED.popitem(last=False)
     return policy
 
@@ -54,6 +69,7 @@ def analyzer_config(workspace_roots: Sequence[str] | None = None) -> AnalyzerCon
         workspace_roots=roots,
         use_bashlex=settings.SAFETY["USE_BASHLEX"],
         max_command_chars=settings.SAFETY["MAX_COMMAND_CHARS"],
+        cache_size=settings.CACHE_LIMITS["ANALYZER_RESULTS"],
     )
 
 
@@ -64,7 +80,7 @@ def analyzer_for(version: PolicyVersion, workspace_roots: Sequence[str] | None =
     if analyzer is None:
         analyzer = Analyzer(compiled_policy(version), config)
         _ANALYZERS[key] = analyzer
-        while len(_ANALYZERS) > _CACHE_SIZE:
+        while len(_ANALYZERS) > _cache_size():
             _ANALYZERS.popitem(last=False)
     return analyzer
 
@@ -197,6 +213,13 @@ def policy_publish(*, policy: Policy, user: User | None, note: str = "") -> Poli
         published_by=user,
     )
     version.save()
+    audit_record(
+        action="policy.publish",
+        obj=policy,
+        user=user,
+        after={"version": number, "digest": version.digest, "note": version.note},
+        context={"rules": len(document["rules"])},
+    )
     return version
 
 
@@ -299,30 +322,86 @@ def scan_job_create(
 
 
 def scan_job_run(*, job_id: int, chunk: int = 50) -> ScanJob:
-    """Rescan the job's trajectories, saving progress every ``chunk`` trajectories."""
+    """Rescan the job's trajectories in id order, ``chunk`` at a time.
+
+    Each chunk's flags and the job's progress commit in one transaction, so a run that dies
+    midway (a killed worker, a lost database) leaves both at the last committed chunk, and the
+    redelivered task resumes there: ``done`` and ``flags_created`` stay exact, no flag twice.
+    """
     job = ScanJob.objects.select_related("policy_version").get(pk=job_id)
     if job.state == ScanJob.State.DONE:
         return job
     qs = Trajectory.objects.order_by("id").values_list("id", flat=True)
     if job.task_type:
         qs = qs.filter(task_type=job.task_type)
-    job.state, job.done, job.flags_created = ScanJob.State.RUNNING, 0, 0
-    job.total = qs.count()
-    job.save(update_fields=["state", "done", "flags_created", "total"])
+    last_id = 0
+    if job.done:  # resume after the trajectories the committed chunks covered
+        covered = list(qs[job.done - 1 : job.done])
+        last_id = covered[0] if covered else (qs.last() or 0)
+    job.state, job.error = ScanJob.State.RUNNING, ""
+    job.total = job.done + qs.filter(id__gt=last_id).count()
+    job.save(update_fields=["state", "error", "total"])
     try:
-        for i, trajectory_id in enumerate(qs.iterator(chunk_size=500), start=1):
-            result = trajectory_scan(trajectory_id=trajectory_id, policy_version=job.policy_version)
-            job.flags_created += result.flags_created
-            job.done = i
-            if i % chunk == 0:
-                job.save(update_fields=["done", "flags_created"])
+        while ids := list(qs.filter(id__gt=last_id)[:chunk]):
+            with transaction.atomic():
+                created = sum(
+                    trajectory_scan(
+                        trajectory_id=pk, policy_version=job.policy_version
+                    ).flags_created
+                    for pk in ids
+                )
+                ScanJob.objects.filter(pk=job.pk).update(
+                    done=F("done") + len(ids), flags_created=F("flags_created") + created
+                )
+            job.done, job.flags_created = job.done + len(ids), job.flags_created + created
+            last_id = ids[-1]
     except Exception as exc:  # report, then let the task framework decide about retries
-        job.state, job.error = ScanJob.State.FAILED, f"{type(exc).__name__}: {exc}"[:2000]
-        job.save(update_fields=["state", "error", "done", "flags_created"])
+        with contextlib.suppress(DatabaseError):  # the database may be what failed
+            ScanJob.objects.filter(pk=job.pk).update(
+                state=ScanJob.State.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
+            )
         raise
     job.state, job.finished_at = ScanJob.State.DONE, timezone.now()
-    job.save(update_fields=["state", "finished_at", "done", "flags_created"])
+    job.save(update_fields=["state", "finished_at"])
     return job
+
+
+# --- scans the broker could not take (see safety.tasks.enqueue_scan) -------------------------
+
+
+def scan_mark_pending(*, trajectory_id: int, reason: str) -> None:
+    """Record that this trajectory's scan is owed (idempotent; counts the attempts)."""
+    updated = PendingScan.objects.filter(trajectory_id=trajectory_id).update(
+        reason=reason[:500], attempts=F("attempts") + 1, updated_at=timezone.now()
+    )
+    if not updated:
+        PendingScan.objects.get_or_create(
+            trajectory_id=trajectory_id, defaults={"reason": reason[:500], "attempts": 1}
+        )
+
+
+def pending_scans_due(*, limit: int, older_than: float | None = None) -> list[int]:
+    """Trajectory ids whose pending scan was last tried more than ``older_than`` seconds ago
+    (default ``RESILIENCE["PENDING_SCAN_RETRY_SECONDS"]``), oldest first."""
+    if older_than is None:
+        older_than = settings.RESILIENCE["PENDING_SCAN_RETRY_SECONDS"]
+    cutoff = timezone.now() - timedelta(seconds=older_than)
+    return list(
+        PendingScan.objects.filter(updated_at__lte=cutoff)
+        .order_by("updated_at", "id")
+        .values_list("trajectory_id", flat=True)[:limit]
+    )
+
+
+def pending_scans_requeued(*, trajectory_ids: Sequence[int]) -> None:
+    """The scans of these trajectories were queued again (they stay pending until done)."""
+    PendingScan.objects.filter(trajectory_id__in=list(trajectory_ids)).update(
+        attempts=F("attempts") + 1, updated_at=timezone.now()
+    )
+
+
+def scan_done(*, trajectory_id: int) -> None:
+    PendingScan.objects.filter(trajectory_id=trajectory_id).delete()
 
 
 # --- review -------------------------------------------------------------------------------------
@@ -345,6 +424,7 @@ def flags_review(
         Flag.objects.select_for_update().select_related("trajectory").filter(pk__in=flag_ids)
     )
     now = timezone.now()
+    before = {flag.pk: {"status": flag.status, "waiver": flag.waiver_id} for flag in flags}
     for flag in flags:
         flag.status = status
         flag.reviewer = user
@@ -361,4 +441,13 @@ def flags_review(
             )
             flag.waiver = waiver
     Flag.objects.bulk_update(flags, ["status", "reviewer", "reviewed_at", "note", "waiver"])
+    audit_record_many(
+        action="flag.review",
+        items=[
+            (flag, before[flag.pk], {"status": flag.status, "waiver": flag.waiver_id})
+            for flag in flags
+        ],
+        context={"note": note[:500]} if note else None,
+        user=user,
+    )
     return len(flags)

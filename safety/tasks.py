@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError
 
+from rewardhub.broker import publish
 from safety import services
-from safety.models import PolicyVersion
+from safety.models import PolicyVersion, ScanJob
+
+logger = logging.getLogger(__name__)
 
 TRANSIENT = (OperationalError, InterfaceError)
 
@@ -27,6 +34,7 @@ def scan_trajectory(trajectory_id: int, policy_version_id: int | None = None) ->
         else None
     )
     result = services.trajectory_scan(trajectory_id=trajectory_id, policy_version=version)
+    services.scan_done(trajectory_id=trajectory_id)
     return {
         "commands": result.commands,
         "findings": result.findings,
@@ -49,5 +57,52 @@ def run_scan_job(job_id: int) -> int:
 
 
 def enqueue_scan(trajectory_id: int) -> None:
-    """After-import hook: called by the importer once the import's transaction commits."""
-    scan_trajectory.delay(trajectory_id)
+    """After-import hook: called by the importer once the import's transaction commits.
+
+    Never fails the import: if the broker is down the scan is recorded as pending
+    (``PendingScan``) and queued again later; after a successful publish, scans left pending
+    by an earlier outage are queued too (``enqueue_pending_scans``)."""
+    if publish(scan_trajectory, trajectory_id):
+        enqueue_pending_scans()
+    else:
+        services.scan_mark_pending(
+            trajectory_id=trajectory_id, reason="the task broker was unreachable"
+        )
+        logger.warning("scan of trajectory %s is pending: the task broker is unreachable",
+                       trajectory_id)  # fmt: skip
+
+
+def enqueue_pending_scans(limit: int = 500, older_than: float | None = None) -> int:
+    """Queue pending scans last tried more than ``older_than`` seconds ago (default:
+    ``RESILIENCE["PENDING_SCAN_RETRY_SECONDS"]``); returns how many were queued."""
+    due = services.pending_scans_due(limit=limit, older_than=older_than)
+    queued = []
+    for trajectory_id in due:
+        if not publish(scan_trajectory, trajectory_id):
+            break
+        queued.append(trajectory_id)
+    if queued:
+        services.pending_scans_requeued(trajectory_ids=queued)
+        logger.info("queued %d pending scans again", len(queued))
+    return len(queued)
+
+
+def queue_scan_job(job_id: int) -> None:
+    """Queue a bulk rescan; if the broker is down, the job fails at once with a clear reason."""
+    if not publish(run_scan_job, job_id):
+        ScanJob.objects.filter(pk=job_id).update(
+            state=ScanJob.State.FAILED,
+            error="Not started: the task broker is unreachable. Start the rescan again later.",
+        )
+
+
+@worker_ready.connect
+def _enqueue_pending_on_start(sender: Any = None, **kwargs: Any) -> None:
+    """A scan worker that starts means the broker is back: queue what an outage left pending."""
+    queues = getattr(getattr(getattr(sender, "app", None), "amqp", None), "queues", None)
+    if queues is None or "scan" not in (getattr(queues, "consume_from", None) or {}):
+        return
+    try:
+        enqueue_pending_scans(limit=10_000, older_than=0.0)
+    except Exception:  # the database may be down too; the next import or worker retries
+        logger.exception("could not queue pending scans at worker start")

@@ -142,7 +142,7 @@ def test_worker_scan_is_idempotent(worker, tmp_path: Path) -> None:  # type: ign
     count = Flag.objects.filter(trajectory=result.trajectory).count()
     # A redelivered / repeated task must not duplicate flags.
     # A separate client app with a result backend, so the test can wait for the task's answer.
-    probe = Celery("probe", broker=REDIS_URL, backend=REDIS_URL)
+    probe = Celery("probe", broker=REDIS_URL, backend=REDIS_URL, set_as_current=False)
     try:
         outcome = probe.send_task(
             scan_trajectory.name, args=[result.trajectory.pk], queue="scan"

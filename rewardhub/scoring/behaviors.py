@@ -352,7 +352,10 @@ def _classify(command: str, depth: int) -> CommandFacts:
     )
 
 
-@functools.lru_cache(maxsize=65536)
+CLASSIFY_CACHE_SIZE = 65536  # classified commands per process (fixed cache limit)
+
+
+@functools.lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify_command(command: str) -> CommandFacts:
     """Classifies a shell command (tests / reads / edits with paths); cached, pure, never raises."""
     try:

@@ -39,16 +39,20 @@ INSTALLED_APPS = [
     "rewardhub",
     "annotations",
     "safety",
+    "audit",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "rewardhub.middleware.ContentSecurityPolicyMiddleware",
+    "rewardhub.middleware.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Makes the request (user or API key, request id, IP) visible to the audit log.
+    "audit.context.AuditContextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -82,11 +86,18 @@ if env.str("DATABASE_URL", default=""):
         _db["OPTIONS"]["pool"] = {
             "min_size": env.int("DATABASE_POOL_MIN", default=1),
             "max_size": env.int("DATABASE_POOL_MAX", default=10),
-            "timeout": env.int("DATABASE_POOL_TIMEOUT", default=10),
+            # Seconds a request waits for a connection; then it fails cleanly with a 503.
+            "timeout": env.float("DATABASE_POOL_TIMEOUT", default=3.0),
         }
         _db["CONN_MAX_AGE"] = 0  # the pool owns connection reuse
     elif _db["ENGINE"] == "django.db.backends.postgresql":
         _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+    if _db["ENGINE"] == "django.db.backends.postgresql":
+        # A connection broken by a database restart is dropped before use (the pool checks it
+        # on checkout), so the API recovers by itself once PostgreSQL is back.
+        _db["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
+        _db.setdefault("OPTIONS", {})
+        _db["OPTIONS"].setdefault("connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=5))
     DATABASES = {"default": _db}
 else:
     DATABASES = {
@@ -142,7 +153,9 @@ REST_FRAMEWORK = {
     "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.URLPathVersioning",
     "ALLOWED_VERSIONS": ["v1"],
     "DEFAULT_VERSION": "v1",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "rewardhub.schema.AutoSchema",
+    # JSON only, size- and depth-limited before it reaches a view (rewardhub.parsers).
+    "DEFAULT_PARSER_CLASSES": ["rewardhub.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "rewardhub.api_errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "score": env.str("THROTTLE_SCORE", default="6000/min"),
@@ -168,6 +181,8 @@ REWARDHUB_LIMITS = {
     "MAX_COMMAND_CHARS": env.int("RH_MAX_COMMAND_CHARS", default=100_000),
     "MAX_MESSAGE_CHARS": env.int("RH_MAX_MESSAGE_CHARS", default=2_000_000),
     "MAX_BULK_RECORDS": env.int("RH_MAX_BULK_RECORDS", default=500),
+    # Nesting levels of any JSON body or document (deeper input is a 400, never a stack overflow).
+    "MAX_JSON_DEPTH": env.int("RH_MAX_JSON_DEPTH", default=100),
 }
 # --- Safety analyzer ------------------------------------------------------------------------
 SAFETY = {
@@ -187,11 +202,56 @@ SCORING = {
     "RECORD_IN_BACKGROUND": env.bool("RH_SCORE_RECORD_IN_BACKGROUND", default=True),
     "RECORD_FLUSH_SECONDS": env.float("RH_SCORE_RECORD_FLUSH_SECONDS", default=1.0),
     "RECORD_BATCH": env.int("RH_SCORE_RECORD_BATCH", default=500),
-    "RECORD_QUEUE_MAX": env.int("RH_SCORE_RECORD_QUEUE_MAX", default=100_000),
+    # Records waiting for the database, each holding its trajectory (~60 KB for 30 steps): the
+    # reserve for a database outage; when full, the oldest are dropped (and logged).
+    "RECORD_QUEUE_MAX": env.int("RH_SCORE_RECORD_QUEUE_MAX", default=10_000),
     # Share of unflagged scored rollouts imported for expert review (flagged ones always are).
     "REVIEW_SAMPLE_RATE": env.float("RH_SCORE_REVIEW_SAMPLE_RATE", default=0.01),
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("RH_MAX_REQUEST_BYTES", default=50_000_000)
+
+# --- Overload and outages: a quick 503 with Retry-After, never a 500 or a hang --------------
+RESILIENCE = {
+    # Load shedding (gunicorn worker class rewardhub.gunicorn_workers.SheddingThreadWorker): a
+    # request is answered 503 at once when this many requests per process already wait for a
+    # thread, or when it waited longer than SHED_QUEUE_SECONDS for one (0 turns either off).
+    "SHED_MAX_QUEUE": env.int("RH_SHED_MAX_QUEUE", default=32),
+    "SHED_QUEUE_SECONDS": env.float("RH_SHED_QUEUE_SECONDS", default=0.5),
+    "SHED_RETRY_AFTER": env.int("RH_SHED_RETRY_AFTER", default=1),
+    # Probes are never shed: they must report the dependencies, not the load.
+    "SHED_EXEMPT_PATHS": env.list("RH_SHED_EXEMPT_PATHS", default=["/healthz", "/readyz"]),
+    # Retry-After of the 503 answered while the database is unreachable.
+    "DB_RETRY_AFTER": env.int("RH_DB_RETRY_AFTER", default=2),
+    # After a failed publish, work is recorded as pending without trying the broker for this long.
+    "BROKER_RETRY_SECONDS": env.float("RH_BROKER_RETRY_SECONDS", default=10.0),
+    # A pending scan is queued again once it is this old (by the next import, a starting scan
+    # worker, or `manage.py enqueue_pending_scans`).
+    "PENDING_SCAN_RETRY_SECONDS": env.float("RH_PENDING_SCAN_RETRY_SECONDS", default=60.0),
+}
+
+# --- In-process caches: every one has a maximum number of entries (rewardhub.cache_limits) ----
+CACHE_LIMITS = {
+    # compiled scorers per process (plain and learned specs), by spec digest
+    "SCORERS": env.int("RH_CACHE_SCORERS", default=32),
+    # analyzed commands per compiled scorer
+    "SCORER_COMMANDS": env.int("RH_CACHE_SCORER_COMMANDS", default=16_384),
+    # safety analyzers (policy version x workspace) and compiled policies
+    "ANALYZERS": env.int("RH_CACHE_ANALYZERS", default=32),
+    # analysis results per analyzer (scans and the try-a-command bench; ~1.3 KB each)
+    "ANALYZER_RESULTS": env.int("RH_CACHE_ANALYZER_RESULTS", default=16_384),
+    # rule candidates per analyzer, keyed by command name and shape
+    "ANALYZER_CANDIDATES": env.int("RH_CACHE_ANALYZER_CANDIDATES", default=100_000),
+    # compiled regular expressions of policy rules
+    "ANALYZER_REGEXES": env.int("RH_CACHE_ANALYZER_REGEXES", default=2048),
+    # reward model versions resolved by the score API (versions are immutable)
+    "REWARD_MODEL_VERSIONS": env.int("RH_CACHE_REWARD_MODEL_VERSIONS", default=256),
+    # digests of scored rollouts already sent to review
+    "ROUTED_ROLLOUTS": env.int("RH_CACHE_ROUTED_ROLLOUTS", default=10_000),
+    # verified API keys (each for RH_API_KEY_CACHE_SECONDS)
+    "API_KEYS": env.int("RH_CACHE_API_KEYS", default=1024),
+    # learned heads (artifacts) loaded per process
+    "LEARNED_HEADS": env.int("RH_CACHE_LEARNED_HEADS", default=16),
+}
 
 # --- Celery ---------------------------------------------------------------------------------
 _broker = env.str("CELERY_BROKER_URL", default="")
@@ -201,9 +261,37 @@ CELERY_BROKER_URL = _broker or "memory://"
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not _broker)
 CELERY_TASK_EAGER_PROPAGATES = False
+# Crash safety (tasks are idempotent, so running one twice is harmless, losing one is not): a
+# message is acknowledged only after its task finished; a pool process killed mid-task puts it
+# back on the queue at once; a whole worker killed mid-task leaves it unacknowledged in Redis,
+# where any worker restores it after the visibility timeout. That timeout must exceed the
+# longest task (time limit 3600 s), or a running task would be handed to a second worker.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3900),
+    "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=30),
+    "unacked_restore_throttle": 1,
+    # A broker that vanishes must not hang a web request or a worker.
+    "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+    "socket_connect_timeout": env.float("CELERY_BROKER_CONNECT_TIMEOUT", default=2.0),
+    "retry_on_timeout": True,
+    "health_check_interval": 25,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECT_TIMEOUT", default=2.0)
+# Workers keep reconnecting to the broker for as long as it is down (the default gives up).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# Publishing (web processes): a few quick retries, then the caller records the work as pending
+# (see rewardhub.broker) instead of waiting on the broker.
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": env.int("CELERY_PUBLISH_MAX_RETRIES", default=2),
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)
 CELERY_TASK_DEFAULT_QUEUE = "default"
@@ -211,8 +299,55 @@ CELERY_TASK_ROUTES = {
     "safety.*": {"queue": "scan"},
     "annotations.import.*": {"queue": "import"},
     "rewardhub.train_learned_component": {"queue": "learn"},
+    "rewardhub.refresh_step_uncertainty": {"queue": "learn"},
+    # Learned parts of scores left out of a response (over the synchronous budget): their own
+    # queue, so they never wait behind a training run.
+    "rewardhub.score_learned": {"queue": "embed"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Workers log through LOGGING below (LOG_FORMAT=json: one JSON object per line), like the API.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Learned process reward -----------------------------------------------------------------
+# Where trained artifacts are stored (default var/learned); shared storage when workers and API
+# processes run on several machines.
+LEARNED_ARTIFACT_ROOT = env.str("RH_LEARNED_ARTIFACT_ROOT", default="") or None
+LEARNED = {
+    # Score API: at most this many steps per trajectory that no embedding cache holds are
+    # encoded in the request (~8 ms each on one CPU thread with MiniLM int8). Over it, the
+    # learned part is left out of the response ("learned_status": "pending") and a Celery task
+    # (queue `embed`) scores it, warms the shared embedding cache and rewrites the scoring
+    # record with the final reward. -1: no limit (always synchronous).
+    "SYNC_MAX_UNCACHED_STEPS": env.int("RH_LEARNED_SYNC_MAX_UNCACHED_STEPS", default=4),
+    # Encoder used for training (JSON of rewardhub.learned.EncoderConfig; {}: MiniLM int8).
+    "ENCODER": env.json("RH_LEARNED_ENCODER", default={}),
+}
+# Step embeddings shared by every process (a worker that encodes steps warms it for the API):
+# Redis when RH_EMBEDDING_CACHE_URL is set (default: the Redis broker, if any), else
+# per-process memory.
+_embedding_cache = env.str(
+    "RH_EMBEDDING_CACHE_URL", default=_broker if _broker.startswith("redis") else ""
+)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "learned": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _embedding_cache,
+            "KEY_PREFIX": "rh-emb",
+            "TIMEOUT": env.int("RH_EMBEDDING_CACHE_SECONDS", default=86_400),
+            # A slow or absent cache must not slow scoring: misses are simply encoded.
+            "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
+        }
+        if _embedding_cache
+        else {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "learned-embeddings",
+            "TIMEOUT": None,
+            "OPTIONS": {"MAX_ENTRIES": 50_000},
+        }
+    ),
+}
 
 # --- Security headers (production tightens these) -------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -790,12 +790,15 @@ def _match(checks: tuple[Check, ...], v: _View) -> bool:
 
 
 _RX_CACHE: dict[str, re.Pattern[str]] = {}
+REGEX_CACHE_SIZE = 2048  # compiled rule regexes kept per process (set from the service settings)
 
 
 def _rx(s: str) -> re.Pattern[str]:
     got = _RX_CACHE.get(s)
     if got is None:
-        got = _RX_CACHE[s] = re.compile(s)
+        got = re.compile(s)
+        if len(_RX_CACHE) < REGEX_CACHE_SIZE:
+            _RX_CACHE[s] = got
     return got
 
 
@@ -908,6 +911,10 @@ _PATH_PREDS = frozenset(
 
 _UP, _RD, _AS, _ARG, _PATH = 1, 2, 4, 8, 16
 _MEMO_MAX = 65536  # entries per helper memo (a few MB at most)
+# Rule candidates memoised per analyzer, keyed by command name and shape (set from the service).
+CANDIDATE_CACHE_SIZE = 100_000
+# Analyzers kept by ``analyze()`` per (policy digest, config) (set from the service settings).
+ANALYZER_CACHE_SIZE = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -1129,7 +1136,7 @@ class Analyzer:
             blocks = memo.get(key)
             if blocks is None:
                 blocks = self._candidates(*key)
-                if len(memo) < 100_000:
+                if len(memo) < CANDIDATE_CACHE_SIZE:
                     memo[key] = blocks
             if not blocks:
                 continue
@@ -1305,11 +1312,15 @@ def _with_deadline(fn: Any, seconds: float) -> Any:
     try:
         signal.signal(signal.SIGALRM, _alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds)
-        return fn()
+        try:
+            return fn()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _Timeout:
+        # also when the alarm lands after ``fn`` returned but before the timer was cleared
+        # (seen under load by ``make fuzz`` as an internal error)
         return ParseResult(None, False, "bashlex timed out")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old if old is not None else signal.SIG_DFL)
 
 
@@ -1336,6 +1347,6 @@ def analyze(
     az = _ANALYZERS.get(key)
     if az is None or (az.policy is not pol and az.policy.digest != pol.digest):
         az = _ANALYZERS[key] = Analyzer(pol, cfg)
-        while len(_ANALYZERS) > 16:
+        while len(_ANALYZERS) > ANALYZER_CACHE_SIZE:
             _ANALYZERS.popitem(last=False)
     return az.analyze(command)

@@ -1,0 +1,24 @@
+"""Every in-process cache has a maximum size; most come from ``settings.CACHE_LIMITS``.
+
+Django-side caches read their limit from settings when they insert. The scoring core and the
+analyzer cannot import Django, so each keeps its limit in a module constant that
+``apply_cache_limits`` sets once at start-up (``RewardHubConfig.ready``). The remaining small
+memo tables (the encoder's, ``functools.lru_cache`` ones) have fixed sizes named in code; the
+README lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def apply_cache_limits(limits: Mapping[str, int]) -> None:
+    """Copy the configured limits into the pure cores' module constants (read when they insert)."""
+    from rewardhub.scoring import scorer
+    from safety.analyzer import engine
+
+    scorer.SCORER_CACHE_SIZE = limits["SCORERS"]
+    scorer.SCAN_CACHE_SIZE = limits["SCORER_COMMANDS"]
+    engine.ANALYZER_CACHE_SIZE = limits["ANALYZERS"]
+    engine.CANDIDATE_CACHE_SIZE = limits["ANALYZER_CANDIDATES"]
+    engine.REGEX_CACHE_SIZE = limits["ANALYZER_REGEXES"]

@@ -1,0 +1,60 @@
+"""gunicorn worker classes: ``--worker-class rewardhub.gunicorn_workers.SheddingThreadWorker``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent import futures
+from typing import Any
+
+from gunicorn.workers.gthread import ThreadWorker
+
+from rewardhub.load_shedding import SHED, set_queue_wait
+
+
+class SheddingThreadWorker(ThreadWorker):
+    """gunicorn's gthread worker with a bounded queue in front of its threads.
+
+    A request is queued for the thread pool when its connection is accepted or becomes readable
+    again (keep-alive). When ``max_queue`` requests already wait (``RESILIENCE["SHED_MAX_QUEUE"]``,
+    read from the WSGI app, ``rewardhub.load_shedding.LoadShedding``), the request goes to a
+    one-thread lane that only answers 503, so a burst costs a quick refusal instead of growing
+    the queue. For the requests let in, the thread records how long they waited, and the WSGI
+    wrapper sheds those that waited longer than ``RESILIENCE["SHED_QUEUE_SECONDS"]``.
+    """
+
+    def init_process(self) -> None:
+        self.shed_pool = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="shed")
+        self.waiting = 0
+        self.waiting_lock = threading.Lock()
+        super().init_process()
+
+    def enqueue_req(self, conn: Any) -> None:
+        conn.rh_queued_at = time.monotonic()
+        max_queue = getattr(self.wsgi, "max_queue", 0)
+        conn.rh_shed = bool(max_queue) and self.waiting >= max_queue
+        if conn.rh_shed:
+            fs = self.shed_pool.submit(self.handle, conn)
+            fs.add_done_callback(
+                lambda fut: self.method_queue.defer(self.finish_request, conn, fut)
+            )
+            return
+        with self.waiting_lock:
+            self.waiting += 1
+        super().enqueue_req(conn)
+
+    def handle(self, conn: Any) -> Any:
+        shed = getattr(conn, "rh_shed", False)
+        queued = getattr(conn, "rh_queued_at", None)
+        if not shed and queued is not None:
+            with self.waiting_lock:
+                self.waiting -= 1
+        set_queue_wait(SHED if shed else None if queued is None else time.monotonic() - queued)
+        try:
+            return super().handle(conn)
+        finally:
+            set_queue_wait(None)
+
+    def handle_quit(self, sig: Any, frame: Any) -> None:
+        self.shed_pool.shutdown(wait=False)
+        super().handle_quit(sig, frame)

