@@ -62,6 +62,8 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     """Trajectories. Reading needs the `read` scope (or any role); importing needs `write`."""
 
     permission_classes = [CanReadTrajectories]
+    # Each record is checked by the import service, so one bad record rejects only itself.
+    unstored_json_fields = True
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action == "create":

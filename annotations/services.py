@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from annotations.canonical import Limits, TrajectoryError, content_digest, extract_steps
 from annotations.importers import ImportFormatError, convert_record
 from annotations.models import Step, Trajectory
+from rewardhub.jsonlimits import first_unstorable
 from rewardhub.models import User
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,9 @@ def trajectory_import(
 
     if task_type:
         canonical["task_type"] = task_type
+    if (unstorable := first_unstorable(canonical)) is not None:
+        where, message = unstorable
+        return ImportResult("rejected", errors={where or "trajectory": [message]}, line=line)
     digest = content_digest(canonical)
     existing = Trajectory.objects.filter(digest=digest).first()
     if existing is not None:

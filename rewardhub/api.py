@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from annotations.api import enforce_body_limit
 from annotations.canonical import TrajectoryError
+from rewardhub import scoping
 from rewardhub.api_errors import PayloadTooLarge, errors_by_field
 from rewardhub.authentication import ApiKeyAuthentication, PathApiKeyAuthentication
 from rewardhub.models import (
@@ -59,7 +60,9 @@ def _check_message_limit(trajectory: Any, field: str) -> None:
         raise PayloadTooLarge(f"{field}: {len(messages)} messages is over the limit of {limit}.")
 
 
-def _resolve(ref: str) -> scoring_services.ResolvedVersion:
+def _resolve(request: Request, ref: str) -> scoring_services.ResolvedVersion:
+    """The version ``ref`` names, if the caller's key may use it (else 404, as if unknown)."""
+    scoping.require_reward_model(request, ref)
     try:
         return scoring_services.resolve_reward_model(ref)
     except scoring_services.UnknownRewardModel as exc:
@@ -75,6 +78,8 @@ def _prefixed(prefix: str, errors: dict[str, list[str]]) -> dict[str, list[str]]
 class ScoreView(APIView):
     """Score one trajectory with a reward model (CONTRACTS C2). API keys need the `score` scope."""
 
+    schema_not_found = True  # unknown reward model or version: 404
+    unstored_json_fields = ("trajectory",)  # scored, not stored (rollout names are)
     permission_classes = [CanScore]
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "score"
@@ -86,10 +91,13 @@ class ScoreView(APIView):
         data.is_valid(raise_exception=True)
         trajectory = data.validated_data["trajectory"]
         _check_message_limit(trajectory, "trajectory")
-        version = _resolve(data.validated_data["reward_model"])
+        version = _resolve(request, data.validated_data["reward_model"])
         try:
             body = scoring_services.score_response(
-                version, trajectory, data.validated_data.get("rollout")
+                version,
+                trajectory,
+                data.validated_data.get("rollout"),
+                **scoping.record_owner(request),
             )
         except TrajectoryError as exc:
             raise ValidationError(_prefixed("trajectory", exc.errors)) from exc
@@ -99,6 +107,8 @@ class ScoreView(APIView):
 class BatchScoreView(APIView):
     """Score many trajectories with one reward model; results in the same order."""
 
+    schema_not_found = True  # unknown reward model or version: 404
+    unstored_json_fields = ("trajectories",)  # scored, never stored
     permission_classes = [CanScore]
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "score"
@@ -116,11 +126,12 @@ class BatchScoreView(APIView):
             )
         for i, trajectory in enumerate(trajectories):
             _check_message_limit(trajectory, f"trajectories[{i}]")
-        version = _resolve(data.validated_data["reward_model"])
+        version = _resolve(request, data.validated_data["reward_model"])
+        owner = scoping.record_owner(request)
         results, errors = [], {}
         for i, trajectory in enumerate(trajectories):
             try:
-                results.append(scoring_services.score_response(version, trajectory, None))
+                results.append(scoring_services.score_response(version, trajectory, None, **owner))
             except TrajectoryError as exc:
                 errors.update(_prefixed(f"trajectories[{i}]", exc.errors))
         if errors:
@@ -133,6 +144,7 @@ class OpenRLHFView(APIView):
     key may also be the last path segment; it is never logged (see rewardhub.logging)."""
 
     authentication_classes = [PathApiKeyAuthentication, ApiKeyAuthentication]
+    unstored_json_fields = ("labels",)  # passed to the scorer, never stored
     permission_classes = [CanScore]
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "score"
@@ -147,7 +159,7 @@ class OpenRLHFView(APIView):
             raise PayloadTooLarge(f"{len(queries)} queries is over the batch limit.")
         prompts = data.validated_data.get("prompts") or [""] * len(queries)
         labels = data.validated_data.get("labels") or [None] * len(queries)
-        version = _resolve(reward_model)
+        version = _resolve(request, reward_model)
         scorer = scoring_services.scorer_for(version)
         rewards: list[float] = []
         scores: list[float] = []
@@ -186,6 +198,16 @@ class OpenRLHFView(APIView):
                 },
             }
         )
+
+
+class CompiledVersionSerializer(RewardModelVersionSerializer):
+    """A compile's answer: 201 with ``created`` true, or 200 when the spec was already compiled."""
+
+    created = serializers.BooleanField(read_only=True)
+
+    class Meta(RewardModelVersionSerializer.Meta):
+        fields = [*RewardModelVersionSerializer.Meta.fields, "created"]
+        read_only_fields = fields
 
 
 class _RewardDomainViewSet(viewsets.ModelViewSet):
@@ -230,6 +252,9 @@ class RewardModelViewSet(_RewardDomainViewSet):
     serializer_class = RewardModelSerializer
     lookup_field = "slug"
 
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return scoping.reward_models_for(self.request, super().get_queryset())
+
     def _version(self, reward_model: RewardModel, number: Any, field: str) -> RewardModelVersion:
         try:
             return reward_model.versions.get(number=int(number))
@@ -238,7 +263,10 @@ class RewardModelViewSet(_RewardDomainViewSet):
         except RewardModelVersion.DoesNotExist as exc:
             raise NotFound(f"{reward_model.slug} has no version {number}") from exc
 
-    @extend_schema(request=CompileInputSerializer, responses={201: RewardModelVersionSerializer})
+    @extend_schema(
+        request=CompileInputSerializer,
+        responses={201: CompiledVersionSerializer, 200: CompiledVersionSerializer},
+    )
     @action(detail=True, methods=["post"])
     def compile(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
         reward_model = self.get_object()
@@ -279,8 +307,21 @@ class RewardModelViewSet(_RewardDomainViewSet):
             raise ValidationError(_django_errors(exc)) from exc
         return Response(RewardModelSerializer(reward_model).data)
 
-    @extend_schema(responses=RewardModelVersionSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("number", int, description="one version, with its compiled spec")
+        ],
+        responses=PolymorphicProxySerializer(
+            component_name="RewardModelVersions",
+            serializers=[
+                RewardModelVersionSerializer(many=True),
+                RewardModelVersionDetailSerializer,
+            ],
+            resource_type_field_name=None,
+            many=False,
+        ),
+    )
+    @action(detail=True, methods=["get"], pagination_class=None)
     def versions(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
         reward_model = self.get_object()
         number = request.query_params.get("number")
@@ -329,6 +370,11 @@ class ScoringRecordSerializer(serializers.ModelSerializer):
             "gated",
             "unsafe",
             "finding_count",
+            # "pending": the learned part was left out of the response and is being scored in
+            # the background; "completed": reward now includes it, provisional_reward is what
+            # the response said (see rewardhub.services.learned_scoring).
+            "learned_status",
+            "provisional_reward",
             "created_at",
         ]
 
@@ -343,11 +389,15 @@ class ScoringRecordViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = ScoringRecordSerializer
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
-        qs = ScoringRecord.objects.select_related("version__reward_model")
+        qs = scoping.scoring_records_for(
+            self.request, ScoringRecord.objects.select_related("version__reward_model")
+        )
         if run := self.request.query_params.get("run"):
             qs = qs.filter(run=run)
         if unsafe := self.request.query_params.get("unsafe"):
             qs = qs.filter(unsafe=unsafe.lower() in ("1", "true", "yes"))
+        if learned := self.request.query_params.get("learned_status"):
+            qs = qs.filter(learned_status=learned)
         return qs
 
 
@@ -372,16 +422,24 @@ class TrainingRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     """Trainers report runs and per-step metrics (keys with the `score` scope); anyone with a
     role reads them, with the metric series on the detail."""
 
-    queryset = TrainingRun.objects.order_by("-updated_at")
     serializer_class = TrainingRunSerializer
     lookup_field = "name"
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        qs = TrainingRun.objects.order_by("-updated_at")
+        if self.request.method == "POST":  # another trainer's run is a 404 to report to
+            return scoping.training_runs_writable(self.request, qs)
+        return qs
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action in ("create", "metrics") and self.request.method == "POST":
             return [CanScore()]
         return [CanReadRewards()]
 
-    @extend_schema(request=TrainingRunInputSerializer, responses={201: TrainingRunSerializer})
+    @extend_schema(
+        request=TrainingRunInputSerializer,
+        responses={201: TrainingRunSerializer, 200: TrainingRunSerializer},  # 200: it existed
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = TrainingRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -391,6 +449,8 @@ class TrainingRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
             config=data.validated_data.get("config"),
             user=request.user,  # type: ignore[arg-type]
         )
+        if not created and not self.get_queryset().filter(pk=run.pk).exists():
+            raise ValidationError({"name": ["This run name belongs to another owner."]})
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(TrainingRunSerializer(run).data, status=code)
 

@@ -1,11 +1,11 @@
-"""Security headers every response gets."""
+"""Middleware every request passes: security headers, and size and NUL checks at the door."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
 
 class ContentSecurityPolicyMiddleware:
@@ -24,3 +24,45 @@ class ContentSecurityPolicyMiddleware:
         if self.policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = self.policy
         return response
+
+
+class RequestGuardMiddleware:
+    """Checks at the door, before any view or parser runs.
+
+    - An API request whose ``Content-Length`` is over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413
+      without reading the body (DRF reads bodies past Django's own check).
+    - A NUL character in the path is a 404 (nothing is named so) and in a query parameter a 400:
+      PostgreSQL cannot compare or store NUL in text, so it would fail in the database (a 500).
+
+    API paths answer in the API's error shape, naming the parameter.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from rewardhub.api_errors import not_found
+
+        api = request.path.startswith("/api/")
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if api and limit is not None:
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            if length > limit:
+                message = f"Body of {length} bytes is over the limit of {limit}."
+                return JsonResponse({"errors": {"non_field_errors": [message]}}, status=413)
+        if "\x00" in request.path:
+            return not_found(request)
+        fields = [
+            name.replace("\x00", "\\u0000")
+            for name, values in request.GET.lists()
+            if "\x00" in name or any("\x00" in v for v in values)
+        ]
+        if not fields:
+            return self.get_response(request)
+        message = "Null characters are not allowed."
+        if api:
+            return JsonResponse({"errors": {name: [message] for name in fields}}, status=400)
+        return HttpResponseBadRequest(message)

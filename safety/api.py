@@ -65,6 +65,7 @@ class AnalyzeCommandsView(APIView):
     """POST a list of commands; get a verdict and findings for each, in order."""
 
     permission_classes = [CanAnalyzeCommands]
+    schema_not_found = True  # unknown policy or version: 404
 
     @extend_schema(request=AnalyzeInputSerializer, responses=AnalyzeOutputSerializer)
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:

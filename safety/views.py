@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -15,10 +18,11 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from rewardhub.api_errors import errors_by_field
 from rewardhub.decorators import role_required
+from rewardhub.jsonlimits import loads_bounded
 from rewardhub.roles import SAFETY_LEAD
 from safety import selectors, services
 from safety.models import Flag, FlagStatus, Policy, PolicyRule, PolicyVersion, ScanJob, Waiver
-from safety.tasks import run_scan_job
+from safety.tasks import queue_scan_job
 
 lead_only = role_required(SAFETY_LEAD)
 
@@ -146,11 +150,13 @@ def policy_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _parse_definition(text: str) -> tuple[Any, dict[str, list[str]]]:
     try:
-        return json.loads(text), {}
+        return loads_bounded(text, max_depth=settings.REWARDHUB_LIMITS["MAX_JSON_DEPTH"]), {}
     except json.JSONDecodeError as exc:
         return None, {
             "definition": [f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]
         }
+    except ValueError as exc:  # nested too deeply (JsonTooDeep)
+        return None, {"definition": [str(exc)]}
 
 
 @lead_only
@@ -231,7 +237,7 @@ def rescan(request: HttpRequest, version_pk: int) -> HttpResponse:
         user=request.user,  # type: ignore[arg-type]
         task_type=request.POST.get("task_type", "")[:100],
     )
-    run_scan_job.delay_on_commit(job.pk)
+    transaction.on_commit(partial(queue_scan_job, job.pk))  # fails the job if the broker is down
     return redirect("safety:scan_job", job_id=job.pk)
 
 

@@ -270,6 +270,115 @@ class Resolution:
         return frozenset(self.class_index.get(cls, {}))
 
 
+# re.compile raises more than re.error: OverflowError for huge repeat counts, RecursionError
+# for deeply nested groups; all of them mean an invalid regex in a policy.
+_REGEX_ERRORS = (re.error, OverflowError, RecursionError, ValueError)
+# Command-knowledge specs: the keys each kind of entry may hold and their JSON shapes.
+_SPEC_KEYS: dict[str, dict[str, str]] = {
+    "wrappers": {
+        "with_value": "strings",
+        "no_exec_flags": "strings",
+        "skip_positionals": "count",
+        "mode": "string",
+    },
+    "subcommands": {"with_value": "strings"},
+    "flags": {"aliases": "string-map", "with_value": "strings"},
+}
+MAX_DOCUMENT_DEPTH = 32  # policies nest under 8 levels; deeper is an error, not a stack overflow
+
+
+def _str_list(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _shape_ok(v: Any, shape: str) -> bool:
+    if shape == "strings":
+        return _str_list(v)
+    if shape == "count":
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    if shape == "string":
+        return isinstance(v, str)
+    return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())  # string-map
+
+
+_SHAPE_TEXT = {
+    "strings": "a list of strings",
+    "count": "a non-negative integer",
+    "string": "a string",
+    "string-map": "an object of strings",
+}
+
+
+def _well_formed_resolution(d: dict[str, Any], err: Callable[[str, str], None]) -> dict[str, Any]:
+    """Check every section's JSON shape; return only the parts that are well formed, so
+    compiling never meets a value of the wrong type (each bad part is an error by path)."""
+    out: dict[str, Any] = {}
+    for key in ("classes", "paths"):
+        section = d.get(key)
+        if section is None:
+            continue
+        if not isinstance(section, dict):
+            err(f"resolution.{key}", "must be an object of lists of strings")
+            continue
+        out[key] = {}
+        for name, v in section.items():
+            if _str_list(v):
+                out[key][name] = v
+            else:
+                err(f"resolution.{key}.{name}", "must be a list of strings")
+    for key, spec_keys in _SPEC_KEYS.items():
+        section = d.get(key)
+        if section is None:
+            continue
+        if not isinstance(section, dict):
+            err(f"resolution.{key}", "must be an object of objects")
+            continue
+        out[key] = {}
+        for name, spec in section.items():
+            path = f"resolution.{key}.{name}"
+            if not isinstance(spec, dict):
+                err(path, "must be an object")
+                continue
+            good = True
+            for k, v in spec.items():
+                shape = spec_keys.get(k)
+                if shape is None:
+                    err(f"{path}.{k}", f"unknown key (known: {', '.join(sorted(spec_keys))})")
+                    good = False
+                elif not _shape_ok(v, shape):
+                    err(f"{path}.{k}", f"must be {_SHAPE_TEXT[shape]}")
+                    good = False
+            if good:
+                out[key][name] = spec
+    for key in ("code_flags", "find_filters"):
+        v = d.get(key)
+        if v is None:
+            continue
+        if _str_list(v):
+            out[key] = v
+        else:
+            err(f"resolution.{key}", "must be a list of strings")
+    patterns = d.get("interpreter_patterns")
+    if patterns is not None:
+        if isinstance(patterns, list):
+            out["interpreter_patterns"] = patterns
+        else:
+            err("resolution.interpreter_patterns", "must be a list of {regex, kind}")
+    return out
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """True if lists/objects nest deeper than ``limit`` (iterative: no recursion to overflow)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
 def _compile_resolution(d: dict[str, Any], errors: dict[str, list[str]]) -> Resolution:
     def err(path: str, msg: str) -> None:
         errors.setdefault(path, []).append(msg)
@@ -280,6 +389,7 @@ def _compile_resolution(d: dict[str, Any], errors: dict[str, list[str]]) -> Reso
     for k in d:
         if k not in _RESOLUTION_KEYS:
             err(f"resolution.{k}", f"unknown key (known: {', '.join(sorted(_RESOLUTION_KEYS))})")
+    d = _well_formed_resolution(d, err)
     classes: dict[str, tuple[ClassEntry, ...]] = {}
     for name, entries in (d.get("classes") or {}).items():
         if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
@@ -293,18 +403,24 @@ def _compile_resolution(d: dict[str, Any], errors: dict[str, list[str]]) -> Reso
     patterns: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = []
     for i, p in enumerate(d.get("interpreter_patterns") or []):
         path = f"resolution.interpreter_patterns[{i}]"
+        if not isinstance(p, dict) or not isinstance(p.get("regex"), str):
+            err(path, "needs regex (and kind)")
+            continue
         try:
             rx = re.compile(p["regex"], re.S)
-            if "s" not in rx.groupindex:
-                err(path + ".regex", "needs a named group (?P<s>...)")
-            kind = p.get("kind", "shell")
-            if kind not in ("shell", "list", "argv"):
-                err(path + ".kind", "must be shell, list or argv")
-            patterns.append((rx, kind, tuple(p.get("argv", ()))))
-        except (KeyError, TypeError):
-            err(path, "needs regex (and kind)")
-        except re.error as exc:
+        except _REGEX_ERRORS as exc:
             err(path + ".regex", f"invalid regex: {exc}")
+            continue
+        if "s" not in rx.groupindex:
+            err(path + ".regex", "needs a named group (?P<s>...)")
+        kind = p.get("kind", "shell")
+        if kind not in ("shell", "list", "argv"):
+            err(path + ".kind", "must be shell, list or argv")
+        argv = p.get("argv", [])
+        if not _str_list(argv):
+            err(path + ".argv", "must be a list of strings")
+            argv = []
+        patterns.append((rx, kind, tuple(argv)))
     res = Resolution(
         classes=classes,
         wrappers=dict(d.get("wrappers") or {}),
@@ -333,7 +449,10 @@ def _check_match(m: Any, path: str, res: Resolution, err: Callable[[str, str], N
             if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
                 err(p, "must be a non-empty list of strings")
             elif k.startswith("flags"):
-                known = _known_flags(res, m.get("commands", []), m.get("subcommand", []))
+                commands, subs = m.get("commands", []), m.get("subcommand", [])
+                known = _known_flags(
+                    res, commands if _str_list(commands) else [], subs if _str_list(subs) else []
+                )
                 for x in v:
                     if x not in known:
                         err(p, f"unknown flag {x!r} for these commands")
@@ -344,6 +463,8 @@ def _check_match(m: Any, path: str, res: Resolution, err: Callable[[str, str], N
         elif k == "option":
             if not isinstance(v, dict) or set(v) - {"names", "is"} or "names" not in v:
                 err(p, "must be {names: [...], is: [predicates]}")
+            elif not _str_list(v["names"]) or not v["names"]:
+                err(p + ".names", "must be a non-empty list of strings")
             else:
                 _check_preds(v.get("is", ["any"]), p + ".is", err)
         elif k == "pipeline":
@@ -354,9 +475,14 @@ def _check_match(m: Any, path: str, res: Resolution, err: Callable[[str, str], N
             }:
                 err(p, "must be {source_class, sink_class, program_from_stdin}")
                 continue
+            if not isinstance(v.get("program_from_stdin", False), bool):
+                err(f"{p}.program_from_stdin", "must be true or false")
             for ck in ("source_class", "sink_class"):
                 vals = v.get(ck, [])
                 vals = [vals] if isinstance(vals, str) else vals
+                if not _str_list(vals):
+                    err(f"{p}.{ck}", "must be a command class or a list of them")
+                    continue
                 if not vals:
                     err(f"{p}.{ck}", "required")
                 for c in vals:
@@ -367,6 +493,9 @@ def _check_match(m: Any, path: str, res: Resolution, err: Callable[[str, str], N
                 err(p, "must be {target: [predicates], ops: [...]}")
                 continue
             _check_preds(v.get("target", ["any"]), p + ".target", err)
+            if not _str_list(v.get("ops", [])):
+                err(p + ".ops", "must be a list of strings")
+                continue
             for op in v.get("ops", []):
                 if op not in _REDIRECT_OPS:
                     err(p + ".ops", f"unknown op {op!r}")
@@ -375,14 +504,21 @@ def _check_match(m: Any, path: str, res: Resolution, err: Callable[[str, str], N
                 err(p, "must be {target, modes, content_regex, content}")
                 continue
             _check_preds(v.get("target", ["any"]), p + ".target", err)
+            if not _str_list(v.get("modes", [])):
+                err(p + ".modes", "must be a list of strings")
+                continue
             for md in v.get("modes", []):
                 if md not in _WRITE_MODES:
                     err(p + ".modes", f"unknown mode {md!r}")
             if "content_regex" in v:
                 _check_regex(v["content_regex"], p + ".content_regex", err)
-            if v.get("content", "any") not in ("empty", "present", "any"):
+            if not isinstance(v.get("content", "any"), str) or v.get("content", "any") not in (
+                "empty",
+                "present",
+                "any",
+            ):
                 err(p + ".content", "must be empty, present or any")
-        elif k == "signal" and v not in SIGNALS:
+        elif k == "signal" and (not isinstance(v, str) or v not in SIGNALS):
             err(p, f"unknown signal {v!r} (known: {', '.join(SIGNALS)})")
 
 
@@ -402,7 +538,7 @@ def _check_preds(v: Any, p: str, err: Callable[[str, str], None]) -> None:
         err(p, "must be a non-empty list of predicates")
         return
     for x in v:
-        if x not in PREDICATES:
+        if not isinstance(x, str) or x not in PREDICATES:
             err(p, f"unknown predicate {x!r} (known: {', '.join(sorted(PREDICATES))})")
 
 
@@ -412,7 +548,7 @@ def _check_regex(v: Any, p: str, err: Callable[[str, str], None]) -> None:
         return
     try:
         re.compile(v)
-    except re.error as exc:
+    except _REGEX_ERRORS as exc:
         err(p, f"invalid regex: {exc}")
 
 
@@ -456,6 +592,8 @@ class Policy:
 
         if not isinstance(d, dict):
             raise PolicyError({"policy": ["must be an object"]})
+        if _depth_exceeds(d, MAX_DOCUMENT_DEPTH):
+            raise PolicyError({"policy": [f"nested deeper than {MAX_DOCUMENT_DEPTH} levels"]})
         for k in d:
             if k not in (
                 "slug",
@@ -473,6 +611,9 @@ class Policy:
         version = d.get("version")
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             err("version", "required: a positive integer")
+        for k in ("name", "description"):
+            if not isinstance(d.get(k, ""), str):
+                err(k, "must be a string")
         res = _compile_resolution(d.get("resolution", {}), errors)
         rules_in = d.get("rules")
         rules: list[Rule] = []
@@ -512,6 +653,8 @@ class Policy:
                 err(f"{p}.action", f"must be one of {', '.join(ACTIONS)}")
             if not isinstance(r.get("message"), str) or not r.get("message", "").strip():
                 err(f"{p}.message", "required: one human sentence")
+            if not isinstance(r.get("description", ""), str):
+                err(f"{p}.description", "must be a string")
             _check_match(r.get("match"), f"{p}.match", res, err)
             ex = r.get("examples", {})
             if not isinstance(ex, dict) or set(ex) - {"must_match", "must_not_match"}:

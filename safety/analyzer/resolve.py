@@ -125,7 +125,8 @@ class _State:
     env: dict[str, str | None]
     taint: dict[str, tuple[tuple[str, ...], ...]]
     aliases: dict[str, str]
-    functions: dict[str, FunctionDef]
+    # name -> (definition, base and fixed span of the text it was defined in)
+    functions: dict[str, tuple[FunctionDef, int, Span | None]]
     downloads: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> fetch argv
 
     def copy(self) -> _State:
@@ -198,7 +199,10 @@ def _xargs_input(upstream: tuple[tuple[str, ...], ...]) -> str:
     return DYN
 
 
-@functools.lru_cache(maxsize=8192)  # pure; the same (path, cwd) pairs recur across commands
+ABSPATH_CACHE_SIZE = 8192  # resolved (path, cwd, home) triples per process (fixed cache limit)
+
+
+@functools.lru_cache(maxsize=ABSPATH_CACHE_SIZE)  # pure; the same pairs recur across commands
 def abspath(p: str, cwd: str | None, home: str) -> str | None:
     """Absolute normalised path, or None when unknown (dynamic, or relative to an unknown cwd)."""
     if not p or DYN in p:
@@ -335,7 +339,7 @@ class Resolver:
                 out.extend(self.walk(item, inner, c2))
             return out
         if isinstance(node, FunctionDef):
-            st.functions[node.name] = node
+            st.functions[node.name] = (node, ctx.base, ctx.fixed)
             self.check_fork_bomb(node, ctx)
             # the body is analysed where it is called; also once here so an unused body with
             # `rm -rf /` in it is still seen
@@ -645,14 +649,16 @@ class Resolver:
         if name in ("unset", "unalias"):
             return out
         # functions defined earlier
-        fn = st.functions.get(name)
-        if fn is not None:
+        defined = st.functions.get(name)
+        if defined is not None:
             if name in ctx.calls:
                 return out
+            # the body's spans are offsets in the text that defined it, not the caller's
+            fn, def_base, def_fixed = defined
             c2 = _Ctx(
                 (*ctx.via, name + "()"),
-                ctx.base,
-                ctx.fixed,
+                def_base,
+                def_fixed,
                 deeper,
                 upstream,
                 stdin_body,
@@ -709,7 +715,7 @@ class Resolver:
                 ctx.in_pipe,
             )
             if code.strip() == DYN or (DYN in code and not producers):
-                self.signal("eval-dynamic", span, ctx)
+                self.signal("eval-dynamic", span, _Ctx())  # ``span`` is already outer
             self.shell_string(
                 code,
                 spans[1] if len(spans) > 1 else span,
@@ -998,13 +1004,15 @@ class Resolver:
     ) -> None:
         if not code.strip():
             return
+        # ``span`` comes from ``emit`` and is already in the original text's offsets: mapping
+        # it through ``ctx.base`` again would shift it past the end of nested code.
         if DYN in code:
             if code.strip() == DYN:
-                self.signal("eval-dynamic", span, ctx, how)
+                self.signal("eval-dynamic", span, _Ctx(), how)
                 return
             code = code.replace(DYN, "__DYN__")
         pr = treesitter_fe.parse(code, max_depth=self.config.max_depth)
-        outer = self.sp(span, ctx) if ctx.fixed is None else ctx.fixed
+        outer = span if ctx.fixed is None else ctx.fixed
         if exact and self.src[outer[0] : outer[1]][1:-1] == code and ctx.base < 0:
             c2 = _Ctx(
                 ctx.via,
@@ -1076,7 +1084,7 @@ class Resolver:
         c2 = _Ctx(
             (*ctx.via, argv[0]),
             -1,
-            self.sp(cspan, ctx),
+            cspan,  # already outer (from ``emit``)
             deeper,
             (),
             None,

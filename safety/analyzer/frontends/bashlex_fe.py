@@ -37,6 +37,25 @@ except Exception:
     bashlex = None
     AVAILABLE = False
 
+
+def _guard_unterminated_brace(paramexpand):  # type: ignore[no-untyped-def]
+    """bashlex 0.18 loops forever, growing memory, on ``${`` with no ``}`` left in its word
+    (e.g. ``echo '${'x``): ``str.find`` returns -1 and expansion restarts at the word's start.
+    Bash reports a bad substitution there, so say that instead (found by ``make fuzz``)."""
+
+    def guarded(parserobj, string, sindex):  # type: ignore[no-untyped-def]
+        if string[sindex + 1 : sindex + 2] == "{" and string.find("}", sindex + 2) == -1:
+            raise bashlex.errors.ParsingError("bad substitution: no closing '}'", string, sindex)
+        return paramexpand(parserobj, string, sindex)
+
+    return guarded
+
+
+if AVAILABLE:
+    import bashlex.subst
+
+    bashlex.subst._paramexpand = _guard_unterminated_brace(bashlex.subst._paramexpand)
+
 _PARAM_RE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]")
 _LOCK = threading.Lock()  # bashlex keeps module-level parser state
 

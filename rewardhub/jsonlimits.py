@@ -1,0 +1,119 @@
+"""Bounded JSON decoding (pure, no Django): too-deep input is a ``ValueError``, never a crash.
+
+Python's ``json`` raises ``RecursionError`` on deep nesting (about 1,000 levels), and a value
+just under that depth still exhausts the stack later in code that recurses over it (deepcopy,
+the JSON encoder of a database driver, serializers). So callers decode with a depth far below
+the interpreter's limit and treat anything deeper as bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+# Real trajectories, rules and metrics nest under 20 levels; this leaves room for tool
+# arguments while staying far below the interpreter's recursion limit.
+DEFAULT_MAX_DEPTH = 100
+
+
+class JsonTooDeep(ValueError):
+    """The JSON document nests containers deeper than allowed."""
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        super().__init__(f"JSON is nested deeper than {max_depth} levels.")
+
+
+def depth_exceeds(value: Any, max_depth: int) -> bool:
+    """True if ``value`` nests lists/dicts more than ``max_depth`` levels (iterative, no
+    recursion, stops at the first container that is too deep)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > max_depth:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _bracket_bound(text: str | bytes) -> int:
+    """An upper bound of the nesting depth: every container opens with ``[`` or ``{``."""
+    if isinstance(text, bytes):
+        return text.count(b"[") + text.count(b"{")
+    return text.count("[") + text.count("{")
+
+
+def loads_bounded(
+    text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH, strict_constants: bool = False
+) -> Any:
+    """``json.loads`` that raises ``JsonTooDeep`` (a ``ValueError``) instead of recursing too far.
+
+    ``strict_constants`` rejects ``NaN`` / ``Infinity`` and numbers too large for a float (none
+    of them JSON) with a ``ValueError``.
+    Other bad input raises ``json.JSONDecodeError`` (also a ``ValueError``) as usual.
+    """
+    kwargs: dict[str, Any] = {}
+    if strict_constants:
+        kwargs["parse_constant"] = _reject_constant
+        kwargs["parse_float"] = _finite_float
+    try:
+        value = json.loads(text, **kwargs)
+    except RecursionError:
+        raise JsonTooDeep(max_depth) from None
+    if _bracket_bound(text) > max_depth and depth_exceeds(value, max_depth):
+        raise JsonTooDeep(max_depth)
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"Out of range float values are not JSON compliant: {name!r}")
+
+
+def _finite_float(text: str) -> float:
+    """``1e999`` parses to infinity, which is no JSON number (and no database value)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"Out of range float values are not JSON compliant: {text[:40]!r}")
+    return value
+
+
+NUL_MESSAGE = "contains a NUL character (\\u0000), which cannot be stored."
+SURROGATE_MESSAGE = "contains an unpaired surrogate (\\ud800-\\udfff), which is not text."
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def first_unstorable(value: Any, *, skip: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """The first string in a JSON value that PostgreSQL cannot store (a NUL character, or an
+    unpaired surrogate that JSON's ``\\ud800`` escapes can produce and UTF-8 cannot encode),
+    as ``(path, message)`` with a path like ``messages[1].content`` (``""``: the value itself),
+    or None. Top-level keys in ``skip`` are not searched."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if (found := _UNSTORABLE.search(item)) is not None:
+                return path, _message(found.group())
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if not path and key in skip:
+                    continue
+                name = str(key)
+                if (found := _UNSTORABLE.search(name)) is not None:
+                    shown = _UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", name)
+                    return (f"{path}.{shown}" if path else shown), _message(found.group())
+                stack.append((child, f"{path}.{name}" if path else name))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+    return None
+
+
+def _message(char: str) -> str:
+    return NUL_MESSAGE if char == "\x00" else SURROGATE_MESSAGE

@@ -1,0 +1,75 @@
+"""The API's only request parser: JSON, with the size limit checked before reading and a depth
+limit while decoding, so no body can exhaust memory or the stack (413 / 400, never 500)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import IO, Any
+
+from django.conf import settings
+from rest_framework import parsers
+from rest_framework.exceptions import ParseError
+from rest_framework.settings import api_settings
+
+from rewardhub.api_errors import PayloadTooLarge
+from rewardhub.jsonlimits import DEFAULT_MAX_DEPTH, JsonTooDeep, first_unstorable, loads_bounded
+
+_ESCAPES = re.compile(r"\\u(?:0000|[dD][89abAB])")
+
+
+def _content_length(meta: Mapping[str, Any]) -> int:
+    try:
+        return max(int(meta.get("CONTENT_LENGTH") or 0), 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser with ``DATA_UPLOAD_MAX_MEMORY_SIZE`` enforced from ``Content-Length``
+    (DRF reads the stream itself, past Django's own check) and ``MAX_JSON_DEPTH`` levels.
+
+    Strings PostgreSQL cannot store (a NUL character, an unpaired surrogate) are rejected by
+    field, unless the view lists the top-level fields it never stores in
+    ``unstored_json_fields`` (``True``: it checks what it stores itself).
+    """
+
+    def parse(
+        self,
+        stream: IO[bytes],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
+        parser_context = parser_context or {}
+        request = parser_context.get("request")
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and request is not None:
+            length = _content_length(request.META)
+            if length > limit:
+                raise PayloadTooLarge(f"Body of {length} bytes is over the limit of {limit}.")
+        raw = stream.read(limit + 1) if limit is not None else stream.read()
+        if limit is not None and len(raw) > limit:
+            raise PayloadTooLarge(f"Body is over the limit of {limit} bytes.")
+        encoding = parser_context.get("encoding") or settings.DEFAULT_CHARSET
+        try:
+            text = raw.decode(encoding)
+        except (LookupError, UnicodeDecodeError) as exc:
+            raise ParseError({"body": [f"Body is not valid {encoding} text."]}) from exc
+        max_depth = settings.REWARDHUB_LIMITS.get("MAX_JSON_DEPTH", DEFAULT_MAX_DEPTH)
+        try:
+            data = loads_bounded(
+                text, max_depth=max_depth, strict_constants=api_settings.STRICT_JSON
+            )
+        except JsonTooDeep as exc:
+            raise ParseError({"body": [str(exc)]}) from exc
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc
+        allowed = getattr(parser_context.get("view"), "unstored_json_fields", ())
+        # JSON can only spell NUL or a surrogate as a \\u escape: without one, nothing to walk.
+        if allowed is not True and _ESCAPES.search(text):
+            found = first_unstorable(data, skip=tuple(allowed))
+            if found is not None:
+                where, message = found
+                field = where.split(".", 1)[0].split("[", 1)[0] or "body"
+                raise ParseError({field: [f"{where or 'body'} {message}"]})
+        return data
