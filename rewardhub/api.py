@@ -7,7 +7,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
@@ -23,6 +28,7 @@ from rewardhub import scoping
 from rewardhub.api_errors import PayloadTooLarge, errors_by_field
 from rewardhub.authentication import ApiKeyAuthentication, PathApiKeyAuthentication
 from rewardhub.models import (
+    LearnedStatus,
     RewardModel,
     RewardModelVersion,
     ScoringRecord,
@@ -382,6 +388,20 @@ class ScoringRecordSerializer(serializers.ModelSerializer):
         return f"{obj.version.reward_model.slug}@{obj.version.number}"
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("run", str, description="only records of this rollout run"),
+            OpenApiParameter("unsafe", bool, description="only (un)safe rollouts"),
+            OpenApiParameter(
+                "learned_status",
+                str,
+                enum=[s.value for s in LearnedStatus if s.value],
+                description="where the learned part of the reward stands",
+            ),
+        ]
+    )
+)
 class ScoringRecordViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """The append-only stream of scored rollouts, newest first, with cursor pagination."""
 

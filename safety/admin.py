@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 from django.http import HttpRequest
 
-from safety.models import Flag, Policy, PolicyRule, PolicyVersion, ScanJob, Waiver
+from safety.models import Flag, PendingScan, Policy, PolicyRule, PolicyVersion, ScanJob, Waiver
 
 
 class PolicyRuleInline(admin.TabularInline):
@@ -89,3 +91,38 @@ class ScanJobAdmin(admin.ModelAdmin):
     list_display = ["id", "policy_version", "state", "done", "total", "flags_created", "created_at"]
     list_filter = ["state"]
     readonly_fields = ["done", "total", "flags_created", "error", "finished_at"]
+
+
+@admin.register(PendingScan)
+class PendingScanAdmin(admin.ModelAdmin):
+    """Scans a broker outage left waiting; read-only, with an action to queue them now."""
+
+    list_display = ["trajectory", "attempts", "reason", "created_at", "updated_at"]
+    readonly_fields = ["trajectory", "reason", "attempts", "created_at", "updated_at"]
+    actions = ["queue_now"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # deleting one would lose its scan: it goes when the scan is done
+
+    @admin.action(description="Queue the selected scans now")
+    def queue_now(self, request: HttpRequest, queryset: Any) -> None:
+        from rewardhub.broker import publish
+        from safety.services import pending_scans_requeued
+        from safety.tasks import scan_trajectory
+
+        chosen = list(queryset.values_list("trajectory_id", flat=True))
+        queued = []
+        for trajectory_id in chosen:
+            if not publish(scan_trajectory, trajectory_id):
+                break
+            queued.append(trajectory_id)
+        pending_scans_requeued(trajectory_ids=queued)
+        left = len(chosen) - len(queued)
+        note = f"; the broker is unreachable, {left} still pending" if left else ""
+        self.message_user(request, f"{len(queued)} scans queued{note}.")

@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 
+from annotations.canonical import content_digest
 from rewardhub.cache_limits import apply_cache_limits
 from rewardhub.learned import encoder as encoder_module
+from rewardhub.models import ScoringRecord
 from rewardhub.scoring import behaviors, build_scorer, clear_scorer_cache, get_scorer
 from rewardhub.scoring import scorer as scorer_module
 from rewardhub.services import learned as learned_services
@@ -243,3 +245,23 @@ def test_shared_encoders_and_embeddings_stay_bounded(monkeypatch: pytest.MonkeyP
     encoder = encoders[-1]
     encoder.encode([f"step {i}: cat src/file_{i}.py" for i in range(N // 4)])
     assert encoder.cache_size == LIMIT and len(encoder._cache) == LIMIT
+
+
+@pytest.mark.django_db
+def test_queued_records_hold_trajectories_only_when_they_need_them(
+    reward_model: Any, settings: Any, recorder: Any
+) -> None:
+    """A waiting record keeps its trajectory (tens of KB) only to route it to review; the digest
+    is taken at scoring time, so an unflagged, unsampled record is small while it waits."""
+    settings.SCORING = {**django_settings.SCORING, "REVIEW_SAMPLE_RATE": 0.0}
+    version = scoring_services.resolve_reward_model(reward_model.slug)
+    clean = CanonicalTrajectoryFactory(command="cat notes.txt")
+    flagged = CanonicalTrajectoryFactory(command="rm -rf ~/")
+    scoring_services.score_response(version, clean, None)
+    scoring_services.score_response(version, flagged, None)
+    waiting = list(recorder._queue)
+    assert [item.trajectory is None for item in waiting] == [True, False]
+    assert [item.route for item in waiting] == [False, True]
+    assert recorder.flush() == 2
+    digests = set(ScoringRecord.objects.values_list("trajectory_digest", flat=True))
+    assert digests == {content_digest(clean), content_digest(flagged)}

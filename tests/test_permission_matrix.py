@@ -368,6 +368,7 @@ ADMIN_READ_ONLY = {
     "rewardhub.rewardmodelversion",
     "rewardhub.scoringrecord",
     "safety.policyversion",
+    "safety.pendingscan",  # written on a broker outage, deleted by the scan when it is done
 }
 _SUFFIX = re.compile(r"\\\.\(\?P<format>\[a-z0-9\]\+\)/\?\$$")
 

@@ -163,6 +163,25 @@ def test_pending_scans_are_queued_again_and_cleared_when_done(settings: Any) -> 
     assert Flag.objects.filter(trajectory=trajectory.trajectory).exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_admins_queue_selected_pending_scans_from_the_admin(admin_user: Any) -> None:
+    kept = trajectory_import(record=CanonicalTrajectoryFactory(command="ls")).trajectory
+    chosen = trajectory_import(record=CanonicalTrajectoryFactory(command="rm -rf ~/")).trajectory
+    pending = [
+        PendingScan.objects.create(trajectory=t, reason="broker down") for t in (kept, chosen)
+    ]
+    client = Client()
+    client.force_login(admin_user)
+    response = client.post(
+        "/admin/safety/pendingscan/",
+        {"action": "queue_now", "index": 0, "_selected_action": [pending[1].pk]},
+        follow=True,
+    )
+    assert response.status_code == 200 and b"1 scans queued." in response.content
+    assert list(PendingScan.objects.values_list("trajectory_id", flat=True)) == [kept.pk]
+    assert Flag.objects.filter(trajectory=chosen).exists()
+
+
 # --- a rescan that dies midway resumes after its last committed chunk ---------------------------
 
 

@@ -160,43 +160,56 @@ def score_response(
         response["learned_status"] = (
             LearnedStatus.PENDING if result.learned_pending else LearnedStatus.INCLUDED
         ).value
+    learned_pending = response.get("learned_status") == LearnedStatus.PENDING
+    route = bool(response.get("findings")) or (
+        random.random() < settings.SCORING["REVIEW_SAMPLE_RATE"]  # noqa: S311
+    )
     recorder.add(
         PendingRecord(
             scoring_id=scoring_id,
             version_pk=version.pk,
-            trajectory=trajectory,
+            # a queued record holds its trajectory (tens of KB) only when it will need it
+            trajectory=trajectory if route or learned_pending else None,
             rollout=rollout or {},
             response=response,
             unsafe=bool(result.unsafe),
             created_at=timezone.now(),
             scored_by=scored_by,
             api_key=api_key,
+            digest=_digest(trajectory),
+            route=route,
         )
     )
     return response
+
+
+def _digest(trajectory: dict[str, Any]) -> str:
+    from annotations.canonical import content_digest
+
+    try:
+        return content_digest(trajectory)
+    except Exception:  # the trajectory scored, so this only guards odd inputs
+        return ""
 
 
 @dataclass
 class PendingRecord:
     scoring_id: str
     version_pk: int
-    trajectory: dict[str, Any]
+    trajectory: dict[str, Any] | None  # kept only to route to review or score the learned part
     rollout: dict[str, Any]
     response: dict[str, Any]
     unsafe: bool
     created_at: datetime
     scored_by: int | None = None  # user id (the key's owner): scopes who may read the record
     api_key: int | None = None
+    digest: str = ""
+    route: bool = False  # flagged, or drawn by REVIEW_SAMPLE_RATE: becomes a stored trajectory
 
 
 def _record_row(item: PendingRecord) -> ScoringRecord:
-    from annotations.canonical import content_digest
-
     response, rollout = item.response, item.rollout
-    try:
-        digest = content_digest(item.trajectory)
-    except Exception:  # the trajectory scored, so this only guards odd inputs
-        digest = ""
+    digest = item.digest
     step = rollout.get("step")
     return ScoringRecord(
         scoring_id=item.scoring_id,
@@ -320,16 +333,13 @@ def _enqueue_learned(batch: list[PendingRecord]) -> None:
     pending = [i for i in batch if i.response.get("learned_status") == LearnedStatus.PENDING]
     if not pending:
         return
+    from rewardhub.broker import publish
     from rewardhub.tasks import score_learned
 
     for n, item in enumerate(pending):
-        try:
-            score_learned.delay(item.scoring_id, item.version_pk, item.trajectory)
-        except Exception:  # the records keep learned_status "pending" (visible in the API)
-            logger.exception(
-                "broker unavailable: the learned part of %d scorings stays pending",
-                len(pending) - n,
-            )
+        # publish() gives up fast on a dead broker; the records keep learned_status "pending"
+        if not publish(score_learned, item.scoring_id, item.version_pk, item.trajectory):
+            logger.warning("the learned part of %d scorings stays pending", len(pending) - n)
             return
 
 
@@ -342,9 +352,8 @@ def _route_to_review(batch: list[PendingRecord], digests: list[str]) -> None:
     """Flagged rollouts and a random sample become stored trajectories, hence reviewable."""
     from annotations.services import trajectory_import
 
-    rate = settings.SCORING["REVIEW_SAMPLE_RATE"]
     for item, digest in zip(batch, digests, strict=True):
-        if not (item.response.get("findings") or random.random() < rate):  # noqa: S311
+        if not item.route or item.trajectory is None:
             continue
         if digest and digest in _ROUTED:
             continue
