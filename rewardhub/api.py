@@ -85,7 +85,9 @@ class ScoreView(APIView):
     """Score one trajectory with a reward model (CONTRACTS C2). API keys need the `score` scope."""
 
     schema_not_found = True  # unknown reward model or version: 404
-    unstored_json_fields = ("trajectory",)  # scored, not stored (rollout names are)
+    # NUL text is allowed in the scored trajectory (it never reaches a column); a flagged or
+    # sampled rollout that holds some cannot be stored for review and is logged instead.
+    unstored_json_fields = ("trajectory",)
     permission_classes = [CanScore]
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "score"
@@ -103,6 +105,7 @@ class ScoreView(APIView):
                 version,
                 trajectory,
                 data.validated_data.get("rollout"),
+                defer_learned=True,
                 **scoping.record_owner(request),
             )
         except TrajectoryError as exc:
@@ -114,7 +117,7 @@ class BatchScoreView(APIView):
     """Score many trajectories with one reward model; results in the same order."""
 
     schema_not_found = True  # unknown reward model or version: 404
-    unstored_json_fields = ("trajectories",)  # scored, never stored
+    unstored_json_fields = ("trajectories",)  # as in ScoreView
     permission_classes = [CanScore]
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "score"
@@ -137,7 +140,11 @@ class BatchScoreView(APIView):
         results, errors = [], {}
         for i, trajectory in enumerate(trajectories):
             try:
-                results.append(scoring_services.score_response(version, trajectory, None, **owner))
+                results.append(
+                    scoring_services.score_response(
+                        version, trajectory, None, defer_learned=True, **owner
+                    )
+                )
             except TrajectoryError as exc:
                 errors.update(_prefixed(f"trajectories[{i}]", exc.errors))
         if errors:

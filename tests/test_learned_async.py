@@ -176,6 +176,26 @@ def test_no_budget_always_scores_synchronously(
     assert body.json()["learned_status"] == "included"
 
 
+def test_the_offline_command_never_defers_the_learned_part(
+    learned_model, settings, recorder, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    """Only the score API has a latency budget: score_trajectories (C4) waits for the encoder."""
+    import json
+
+    from django.core.management import call_command
+
+    _budget(settings, 0)
+    record = trajectory(_commands(6, "offline"), rollout="offline")
+    source = tmp_path / "rollouts.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    call_command(
+        "score_trajectories", str(source), "--reward-model", "swe-bugfix-learned", "--no-progress"
+    )
+    line = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert line["learned_status"] == "included"
+    assert line["reward"] == _full_reward(record)["reward"]
+
+
 def test_a_failing_background_score_marks_the_record_failed(learned_model, recorder) -> None:  # type: ignore[no-untyped-def]
     version = scoring_services.resolve_reward_model("swe-bugfix-learned")
     row = ScoringRecord.objects.create(

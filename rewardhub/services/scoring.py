@@ -131,17 +131,19 @@ def score_response(
     *,
     scored_by: int | None = None,
     api_key: int | None = None,
+    defer_learned: bool = False,
 ) -> dict[str, Any]:
     """Score one C1 trajectory into a C2 response and queue its record; TrajectoryError escapes.
 
-    With learned components, the response adds ``learned_status``: ``included``, or
-    ``pending`` when the steps the embedding caches do not hold exceed
+    With learned components, the response adds ``learned_status``: ``included``, or, when
+    ``defer_learned`` (the score API's latency budget), ``pending`` when the steps the
+    embedding caches do not hold exceed
     ``settings.LEARNED["SYNC_MAX_UNCACHED_STEPS"]``: the learned part is then left out of
     this response (its contribution is 0; ``breakdown.learned.components[i].pending`` is
     true) and the Celery task ``rewardhub.score_learned`` scores it once the record is
     written, rewriting the record's reward (see ``rewardhub.services.learned_scoring``)."""
     scorer = scorer_for(version)
-    if version.spec.get("learned"):
+    if defer_learned and version.spec.get("learned"):
         from rewardhub.services.learned import learned_sync_budget, sync_budget_setting
 
         with learned_sync_budget(sync_budget_setting()):
