@@ -40,8 +40,8 @@ def publish(task: Task, *args: Any, **kwargs: Any) -> bool:
     """Queue ``task(*args, **kwargs)``; False (and a warning in the log) if the broker is down."""
     global _skip_until
     if broker_skipped():
-        logger.warning("task broker unavailable (failed recently): %s%r not queued",
-                       task.name, args)  # fmt: skip
+        logger.warning("task broker unavailable (failed recently): %s(%s) not queued",
+                       task.name, _label(args))  # fmt: skip
         return False
     try:
         task.apply_async(args=args, kwargs=kwargs)
@@ -49,11 +49,18 @@ def publish(task: Task, *args: Any, **kwargs: Any) -> bool:
         with _lock:
             _skip_until = time.monotonic() + settings.RESILIENCE["BROKER_RETRY_SECONDS"]
         logger.warning(
-            "task broker unavailable: %s%r not queued (%s: %s)", task.name, args,
+            "task broker unavailable: %s(%s) not queued (%s: %s)", task.name, _label(args),
             type(exc).__name__, exc, exc_info=not isinstance(exc, BROKER_ERRORS),
         )  # fmt: skip
         return False
     return True
+
+
+def _label(args: tuple[Any, ...]) -> str:
+    """What a log line may say of a task's arguments: the first one if it is an id. Others can
+    be whole trajectories (model output, possibly holding secrets) and are never logged."""
+    first = args[0] if args else ""
+    return repr(first)[:80] if isinstance(first, int | str) else "..."
 
 
 def reset() -> None:
