@@ -194,6 +194,10 @@ class ScanJob(models.Model):
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     flags_created = models.PositiveIntegerField(default=0)
+    last_id = models.PositiveBigIntegerField(
+        default=0,
+        help_text="The last trajectory a committed chunk covered: a rerun resumes after it.",
+    )
     error = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

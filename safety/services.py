@@ -334,10 +334,7 @@ def scan_job_run(*, job_id: int, chunk: int = 50) -> ScanJob:
     qs = Trajectory.objects.order_by("id").values_list("id", flat=True)
     if job.task_type:
         qs = qs.filter(task_type=job.task_type)
-    last_id = 0
-    if job.done:  # resume after the trajectories the committed chunks covered
-        covered = list(qs[job.done - 1 : job.done])
-        last_id = covered[0] if covered else (qs.last() or 0)
+    last_id = job.last_id  # resume after the trajectories the committed chunks covered
     job.state, job.error = ScanJob.State.RUNNING, ""
     job.total = job.done + qs.filter(id__gt=last_id).count()
     job.save(update_fields=["state", "error", "total"])
@@ -351,7 +348,9 @@ def scan_job_run(*, job_id: int, chunk: int = 50) -> ScanJob:
                     for pk in ids
                 )
                 ScanJob.objects.filter(pk=job.pk).update(
-                    done=F("done") + len(ids), flags_created=F("flags_created") + created
+                    done=F("done") + len(ids),
+                    flags_created=F("flags_created") + created,
+                    last_id=ids[-1],
                 )
             job.done, job.flags_created = job.done + len(ids), job.flags_created + created
             last_id = ids[-1]

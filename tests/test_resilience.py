@@ -186,6 +186,39 @@ def test_admins_queue_selected_pending_scans_from_the_admin(admin_user: Any) -> 
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_resumed_scan_skips_nothing_when_scanned_trajectories_were_deleted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The resume point is the last committed id, not a position in a list that can shrink."""
+    from annotations.models import Trajectory
+
+    monkeypatch.setattr("annotations.services._after_import_hooks", [])
+    ids = [
+        trajectory_import(
+            record=CanonicalTrajectoryFactory(command=f"rm -rf /srv/{i}")
+        ).trajectory.pk
+        for i in range(5)
+    ]
+    job = safety_services.scan_job_create(
+        policy_version=safety_services.default_policy_version(), user=None
+    )
+    real_scan = safety_services.trajectory_scan
+
+    def failing_scan(*, trajectory_id: int, **kwargs: Any) -> Any:
+        if trajectory_id == ids[2]:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real_scan(trajectory_id=trajectory_id, **kwargs)
+
+    monkeypatch.setattr(safety_services, "trajectory_scan", failing_scan)
+    with pytest.raises(OperationalError):
+        safety_services.scan_job_run(job_id=job.pk, chunk=2)
+    Trajectory.objects.filter(pk=ids[0]).delete()  # scanned, then gone before the retry
+    monkeypatch.setattr(safety_services, "trajectory_scan", real_scan)
+    safety_services.scan_job_run(job_id=job.pk, chunk=2)
+    assert set(Flag.objects.values_list("trajectory_id", flat=True)) == set(ids[1:])
+
+
+@pytest.mark.django_db(transaction=True)
 def test_scan_job_resumes_after_a_failure_without_double_counting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
