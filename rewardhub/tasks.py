@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
-from django.db import InterfaceError, OperationalError
-
-TRANSIENT = (OperationalError, InterfaceError)
+from rewardhub.celery import durable_task
 
 
-@shared_task(
-    name="rewardhub.train_learned_component",
-    acks_late=True,
-    autoretry_for=TRANSIENT,
-    retry_backoff=True,
-    max_retries=3,
+@durable_task(
+    "rewardhub.train_learned_component",
     time_limit=3600,
     soft_time_limit=3500,
 )
@@ -35,12 +28,8 @@ def train_learned_component(
     return {"id": component.pk, "digest": component.digest, "auc": component.metrics.get("auc")}
 
 
-@shared_task(
-    name="rewardhub.refresh_step_uncertainty",
-    acks_late=True,
-    autoretry_for=TRANSIENT,
-    retry_backoff=True,
-    max_retries=3,
+@durable_task(
+    "rewardhub.refresh_step_uncertainty",
     time_limit=3600,
     soft_time_limit=3500,
 )
@@ -53,11 +42,8 @@ def refresh_step_uncertainty(component_id: int, limit: int | None = None) -> int
     return learned_uncertainty_refresh(component=component, limit=limit)
 
 
-@shared_task(
-    name="rewardhub.score_learned",
-    acks_late=True,
-    autoretry_for=TRANSIENT,
-    retry_backoff=True,
+@durable_task(
+    "rewardhub.score_learned",
     max_retries=5,
     time_limit=300,
     soft_time_limit=270,

@@ -5,24 +5,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from celery import shared_task
 from celery.signals import worker_ready
-from django.db import InterfaceError, OperationalError
 
 from rewardhub.broker import publish
+from rewardhub.celery import durable_task
 from safety import services
 from safety.models import PolicyVersion, ScanJob
 
 logger = logging.getLogger(__name__)
 
-TRANSIENT = (OperationalError, InterfaceError)
 
-
-@shared_task(
-    name="safety.scan_trajectory",
-    acks_late=True,
-    autoretry_for=TRANSIENT,
-    retry_backoff=True,
+@durable_task(
+    "safety.scan_trajectory",
     retry_backoff_max=60,
     max_retries=5,
 )
@@ -42,12 +36,8 @@ def scan_trajectory(trajectory_id: int, policy_version_id: int | None = None) ->
     }
 
 
-@shared_task(
-    name="safety.run_scan_job",
-    acks_late=True,
-    autoretry_for=TRANSIENT,
-    retry_backoff=True,
-    max_retries=3,
+@durable_task(
+    "safety.run_scan_job",
     time_limit=3600,
     soft_time_limit=3500,
 )
