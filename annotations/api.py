@@ -24,18 +24,6 @@ from rewardhub.api_errors import PayloadTooLarge
 from rewardhub.permissions import CanImportTrajectories, CanReadTrajectories
 
 
-def enforce_body_limit(request: Request) -> None:
-    """Reject over-size bodies before parsing them (DRF streams past Django's own check)."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    if length > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
-        raise PayloadTooLarge(
-            f"Body of {length} bytes is over the limit of {settings.DATA_UPLOAD_MAX_MEMORY_SIZE}."
-        )
-
-
 def _split_body(body: Any) -> tuple[list[Any], bool]:
     """Return (records, is_bulk); a bare list is bulk unless it is one trajectory itself
     (an OpenHands event log or a bare message list), the same rule the file importer uses."""
@@ -95,7 +83,6 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Import one trajectory (any supported format) or a bulk list; a result per record."""
-        enforce_body_limit(request)
         options = TrajectoryImportInputSerializer(data=request.query_params)
         options.is_valid(raise_exception=True)
         records, bulk = _split_body(request.data)

@@ -22,7 +22,6 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from annotations.api import enforce_body_limit
 from annotations.canonical import TrajectoryError
 from rewardhub import scoping
 from rewardhub.api_errors import PayloadTooLarge, errors_by_field
@@ -94,7 +93,6 @@ class ScoreView(APIView):
 
     @extend_schema(request=ScoreInputSerializer, responses={200: dict})
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        enforce_body_limit(request)
         data = ScoreInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         trajectory = data.validated_data["trajectory"]
@@ -124,7 +122,6 @@ class BatchScoreView(APIView):
 
     @extend_schema(request=BatchScoreInputSerializer, responses={200: dict})
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        enforce_body_limit(request)
         data = BatchScoreInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         trajectories = data.validated_data["trajectories"]
@@ -164,7 +161,6 @@ class OpenRLHFView(APIView):
 
     @extend_schema(request=OpenRLHFInputSerializer, responses={200: dict})
     def post(self, request: Request, reward_model: str, *args: Any, **kwargs: Any) -> Response:
-        enforce_body_limit(request)
         data = OpenRLHFInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         queries = data.validated_data["query"]
