@@ -5,7 +5,8 @@
 Modes, each over every command on one core (best of --rounds runs, the machine may be shared):
 bashlex parse only (the baseline), tree-sitter parse only, the full analyzer (both parsers +
 resolve + default policy, cache off), the same with bashlex on every command (no plain-text fast
-path), the full analyzer with the bashlex cross-check off, and repeated commands through the
+path), the full analyzer with the bashlex cross-check off (and, to show what the plain-text front
+end saves, the same with tree-sitter reading plain text too), and repeated commands through the
 cache. Peak memory is traced with tracemalloc in one extra run (tracing slows code down).
 """
 
@@ -113,6 +114,11 @@ def main() -> None:
         (
             "full analyzer, bashlex cross-check off",
             analyzer(AnalyzerConfig(cache_size=0, use_bashlex=False)),
+            n,
+        ),
+        (
+            "  the same, tree-sitter for plain text too",
+            analyzer(AnalyzerConfig(cache_size=0, use_bashlex=False, plain_fast_path=False)),
             n,
         ),
         (

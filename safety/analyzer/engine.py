@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .frontends import bashlex_fe, treesitter_fe
+from .frontends import bashlex_fe, plain_fe, treesitter_fe
 from .ir import MARK, Command, ParseResult, iter_commands
 from .policy import ACTION_RANK, SEVERITY_RANK, Policy, Resolution, Rule, _name_glob, glob_regex
 from .resolve import DYN, Cmd, Resolver, Signal, abspath
@@ -68,6 +68,7 @@ class AnalyzerConfig:
     shared_config_patterns: tuple[str, ...] = DEFAULT_SHARED_CONFIGS
     use_bashlex: bool = True
     bashlex_fast_path: bool = True  # skip the cross-check for lexically plain text (see below)
+    plain_fast_path: bool = True  # plain text is read by ``plain_fe``, not tree-sitter (same IR)
     max_command_chars: int = 20000
     parse_timeout_s: float = 1.0
     max_depth: int = 8
@@ -1039,10 +1040,16 @@ class Analyzer:
             text = text.replace("\x00", "\u200b")  # keep offsets; NUL is our marker
         if not text.strip():
             return Analysis("allow", [], command)
-        ts = treesitter_fe.parse(text, max_depth=cfg.max_depth * 40)
+        depth = cfg.max_depth * 40
+        ts = plain_fe.parse(text, max_depth=depth) if cfg.plain_fast_path else None
+        plain = ts is not None  # plain text: both parsers read it the same way (see below)
+        if ts is None:
+            ts = treesitter_fe.parse(text, max_depth=depth)
         bl: ParseResult | None = None
         clean = ts.ok and not ts.misparse
-        if cfg.use_bashlex and not (clean and cfg.bashlex_fast_path and _lexically_plain(text)):
+        if cfg.use_bashlex and not (
+            clean and cfg.bashlex_fast_path and (plain or _lexically_plain(text))
+        ):
             bl = _with_deadline(
                 lambda: bashlex_fe.parse(text, max_chars=cfg.max_command_chars, build_ir=not clean),
                 cfg.parse_timeout_s if len(text) > _DEADLINE_MIN_CHARS else 0,
