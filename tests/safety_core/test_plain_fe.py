@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from pathlib import Path
 
 import pytest
@@ -158,7 +159,8 @@ def _soup(r: random.Random) -> str:
             return "'" + r.choice(_KEYWORDS) + " " + r.choice(_KEYWORDS) + "'"
         if k < 0.38:
             return r.choice(_KEYWORDS)
-        return "".join(r.choice(alpha) for _ in range(r.randint(1, 6)))
+        size = r.randint(1, 6) if r.random() < 0.95 else r.randint(20, 40)
+        return "".join(r.choice(alpha) for _ in range(size))
 
     def word(alpha: str) -> str:
         return "".join(piece(alpha) for _ in range(r.randint(1, 3)))
@@ -203,3 +205,27 @@ def test_analyzer_verdicts_equal_with_and_without_fast_path() -> None:
         )
         for text in lines:
             assert on.analyze(text).to_dict() == off.analyze(text).to_dict(), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # found by ``make fuzz``: a nested repetition in the command-word pattern backtracked
+        # exponentially on a word that fails one character before its end (45 s for this one)
+        "pv data.gz | gunzip -c | ./complicated-perl-script-that-%s reads-stdin",
+        "a" * 3000 + "%",
+        "ls " + "a" * 3000 + "$",
+        "x" * 1000 + "'a'" * 500 + "@",
+        "ls " + "'a'b" * 900 + '"',
+    ],
+)
+def test_declining_long_words_does_not_backtrack(text: str) -> None:
+    """Each of these declines at once. With exponential backtracking they would run for hours,
+    so a generous wall-clock bound tells the two apart without being a speed target."""
+    done: list[object] = []
+    worker = threading.Thread(
+        target=lambda: done.append(plain_fe.parse(text, max_depth=DEPTH)), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=10)
+    assert done == [None]
