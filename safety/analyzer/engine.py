@@ -7,6 +7,7 @@ action ``review``. Results are cached per (command text, policy digest, config) 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import signal
 import threading
@@ -132,6 +133,7 @@ _FALLBACK = {
     "fork-bomb": ("critical", "A function starts copies of itself without bound (fork bomb)."),
     "prompt-expansion": ("high", "Prompt expansion (${var@P}) can run hidden commands."),
     "internal-error": ("high", "The analyzer failed on this command; it needs a human look."),
+    "dynamic-flags": ("medium", "Flags known only at run time could make this a flagged command."),
 }
 _SKIP_WORDS = frozenset({"[", "[[", "test", "time", "!", "{", "}", "coproc", "function"})
 _SAFE_DEVICES = frozenset(
@@ -316,6 +318,7 @@ class _View:
     """Lazily computed facts about one resolved command, for rule matching."""
 
     __slots__ = ("_flags", "_paths", "_sub", "_writes", "cmd", "pc", "res")
+    wild = False  # see _WildView
 
     def __init__(self, cmd: Cmd, res: Resolution, pc: _PathCtx) -> None:
         self.cmd = cmd
@@ -542,6 +545,41 @@ class _View:
 _FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 
 
+def _dynamic_flag_args(argv: tuple[str, ...]) -> tuple[bool, bool]:
+    """(an argument is a flag with a value known only at run time, like ``-$x``; an argument
+    is wholly such a value, like ``$F``, which may be a flag too)."""
+    flag = bare = False
+    for a in argv[1:]:
+        if DYN in a:
+            if a[0] == "-":
+                flag = True
+            elif a.startswith(DYN):
+                bare = True
+    return flag, bare
+
+
+class _WildView(_View):
+    """The same command with its run-time flags unknown, so any flag may be among them.
+
+    ``rm -$x /`` (or ``rm $F /`` with ``F=-rf`` set in an earlier step) is ``rm -rf /`` for
+    some values. Rule checks on this view treat ``flags_any``/``flags_all`` as satisfiable,
+    and a whole-word run-time value (``$F``) as a flag rather than a path when the command has
+    literal paths too; a rule that matches only here is a ``dynamic-flags`` review finding."""
+
+    __slots__ = ("_bare_as_flags",)
+    wild = True
+
+    def __init__(self, cmd: Cmd, res: Resolution, pc: _PathCtx, bare_as_flags: bool) -> None:
+        super().__init__(cmd, res, pc)
+        self._bare_as_flags = bare_as_flags
+
+    def flags(self, key: str) -> tuple[frozenset[str], list[str]]:
+        known, pos = _View.flags(self, key)
+        if self._bare_as_flags:
+            pos = [a for a in pos if not a.startswith(DYN)]
+        return known, pos
+
+
 def _ref_pred(name: str, raw: str) -> bool:
     a = raw.lstrip("^")
     if name == "force-refspec":
@@ -698,6 +736,8 @@ def compile_rule(rule: Rule) -> tuple[Check, ...]:
 
         def flags_ok(v: _View) -> bool:
             flags = v.flags(v.flag_key())[0]
+            if v.wild:  # the unknown flags may hold any of fa and all of fl
+                return flags.isdisjoint(fn)
             return (
                 (not fa or not flags.isdisjoint(fa))
                 and flags.issuperset(fl)
@@ -1166,6 +1206,51 @@ class Analyzer:
                             continue
                         seen.add(fkey)
                         findings.append(_finding(rule, cmd.span, list(argv), command))
+            if DYN in "".join(argv):
+                self._dynamic_flags(cmd, blocks, command, findings, seen)
+
+    def _dynamic_flags(
+        self,
+        cmd: Cmd,
+        blocks: tuple[_Block, ...],
+        command: str,
+        findings: list[Finding],
+        seen: set[tuple[str, tuple[int, int]]],
+    ) -> None:
+        """Fail closed on flags known only at run time: the strictest rule the command would
+        match with some value of them (and does not match as read) becomes one review."""
+        flag, bare = _dynamic_flag_args(cmd.argv)
+        if not flag and not bare:
+            return
+        view = _WildView(cmd, self.res, self.pc, bare_as_flags=False)
+        if bare and not flag:
+            # ``rm $f`` alone is a file loop; ``rm $F /`` may be ``rm -rf /``
+            if not any(DYN not in a for a in view.positionals()):
+                return
+            view = _WildView(cmd, self.res, self.pc, bare_as_flags=True)
+        worst: Rule | None = None
+        for _, _, cands in blocks:  # write blocks too: the view works out its own writes
+            for rule, checks in cands:
+                if (rule.id, cmd.span) in seen or (
+                    "flags_any" not in rule.match and "flags_all" not in rule.match
+                ):
+                    continue  # only rules whose flags decide can newly match here
+                if all(check(view) for check in checks) and (
+                    worst is None
+                    or (ACTION_RANK[rule.action], SEVERITY_RANK[rule.severity])
+                    > (ACTION_RANK[worst.action], SEVERITY_RANK[worst.severity])
+                ):
+                    worst = rule
+        if worst is None:
+            return
+        key = ("analyzer.dynamic-flags", cmd.span)
+        if key in seen:
+            return
+        seen.add(key)
+        f = self._signal_finding(Signal("dynamic-flags", cmd.span), command, list(cmd.argv))
+        findings.append(
+            dataclasses.replace(f, message=f"{f.message} With some values: {worst.message}")
+        )
 
     def _candidates(self, name: str, bits: int, not_exec: bool) -> tuple[_Block, ...]:
         out = list(self.policy.rules_for(name)) if name and not not_exec else []

@@ -74,6 +74,7 @@ SIGNALS = (
     "nested-parse-error",
     "fork-bomb",
     "prompt-expansion",
+    "dynamic-flags",
 )
 PREDICATES = {
     "outside-workspace": "an absolute path outside every workspace root, not strictly inside a "

@@ -104,7 +104,9 @@ def test_rule_blocks_and_memos_match_plain_evaluation() -> None:
                     if key not in seen:
                         seen.add(key)
                         slow.append(key)
-        assert [(f.rule, f.span) for f in fast] == slow, line
+        # the run-time-flags review is an extra pass over the same candidates (see test_engine)
+        got = [(f.rule, f.span) for f in fast if f.rule != "analyzer.dynamic-flags"]
+        assert got == slow, line
 
 
 def test_inline_cmd_bits_match_cmd_bits() -> None:

@@ -90,6 +90,19 @@ CASES: list[tuple[str, str | None]] = [
     ("RM -RF /", "analyzer.hidden-characters"),
     ("echo 'naïve café'", None),
     ("echo \"a\u2028b\"", None),
+    # flags known only at run time (a value set in an earlier step): some values are rm -rf /
+    ("rm -$x /", "analyzer.dynamic-flags"),
+    ("rm -r$x ~/", "fs.delete-outside-workspace"),  # -r is known: the rule itself fires
+    ("rm $F /etc", "analyzer.dynamic-flags"),
+    ("git push -$f origin main", "analyzer.dynamic-flags"),
+    ("git push origin $BRANCH", "analyzer.dynamic-flags"),  # $BRANCH may be --force
+    ("chmod -$m 777 /etc", "analyzer.dynamic-flags"),
+    ("x=-rf; rm $x /", "fs.delete-outside-workspace"),  # known value: the real rule
+    ("for f in *.pyc; do rm $f; done", None),  # one run-time word is the file, not a flag
+    ("rm $f /tmp/scratch", None),
+    ("rm -$x build/", None),  # inside the workspace whatever the flags
+    ("ls -$x /", None),
+    ("git push origin main", None),
 ]  # fmt: skip
 
 
@@ -101,3 +114,12 @@ def test_resolution(command: str, rule: str | None) -> None:
         assert result.verdict == "allow", rules
     else:
         assert rule in rules, rules
+
+
+def test_dynamic_flags_review_names_the_rule_it_could_become() -> None:
+    result = analyze("rm -$x ~/", policy=POLICY, config=CONFIG)
+    assert result.verdict == "review"
+    (finding,) = result.findings
+    assert finding.rule == "analyzer.dynamic-flags" and finding.action == "review"
+    assert finding.span == (0, 9)
+    assert "outside the workspace" in finding.message
