@@ -19,6 +19,21 @@ def grant_admin_role_all_permissions(**kwargs: Any) -> None:
     group.permissions.set(Permission.objects.all())
 
 
+def cap_pool_reconnect_delay(seconds: float) -> None:
+    """Retry a lost PostgreSQL at a steady pace instead of backing off exponentially.
+
+    psycopg_pool retries a failed connection after 1 s, then 2, 4, 8 s and so on. After a
+    restart that took a few seconds, a process could sit out the rest of such a delay while its
+    requests time out with 503, long after PostgreSQL and the other processes were serving
+    again. A fixed delay of ``seconds`` (±10% jitter, as psycopg_pool adds) bounds that: every
+    process is back within about ``seconds`` of PostgreSQL. The pool still gives up after its
+    ``reconnect_timeout``. Each process then tries once per ``seconds`` during an outage."""
+    from psycopg_pool.base import AttemptWithBackoff
+
+    AttemptWithBackoff.INITIAL_DELAY = seconds
+    AttemptWithBackoff.DELAY_BACKOFF = 1.0
+
+
 class RewardHubConfig(AppConfig):
     name = "rewardhub"
     verbose_name = "RewardHub"
@@ -31,4 +46,5 @@ class RewardHubConfig(AppConfig):
         from rewardhub.cache_limits import apply_cache_limits
 
         apply_cache_limits(settings.CACHE_LIMITS)  # the scoring core's and analyzer's caches
+        cap_pool_reconnect_delay(settings.DATABASE_POOL_RECONNECT_SECONDS)
         post_migrate.connect(grant_admin_role_all_permissions, dispatch_uid="rh-admin-perms")

@@ -51,3 +51,18 @@ def test_production_requires_a_secret_key() -> None:
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert out.returncode != 0 and "DJANGO_SECRET_KEY" in out.stderr
+
+
+def test_pool_retries_a_lost_database_at_a_steady_pace() -> None:
+    """psycopg_pool's reconnect delay doubles (1, 2, 4, 8 s ...); the app fixes it at
+    DATABASE_POOL_RECONNECT_SECONDS, so every API process is back soon after PostgreSQL."""
+    from django.conf import settings
+    from psycopg_pool.base import AttemptWithBackoff
+
+    attempt = AttemptWithBackoff(timeout=300.0)
+    delays = []
+    for step in range(6):
+        attempt.update_delay(now=float(step))
+        delays.append(attempt.delay)
+    wanted = settings.DATABASE_POOL_RECONNECT_SECONDS
+    assert all(0.85 * wanted <= d <= 1.15 * wanted for d in delays), delays

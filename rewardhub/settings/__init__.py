@@ -78,6 +78,8 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------
+# Seconds between a pool's attempts to reach a lost PostgreSQL (see rewardhub.apps).
+DATABASE_POOL_RECONNECT_SECONDS = env.float("DATABASE_POOL_RECONNECT_SECONDS", default=0.5)
 if env.str("DATABASE_URL", default=""):
     _db = env.db("DATABASE_URL")
     if _db["ENGINE"] == "django.db.backends.postgresql" and env.bool("DATABASE_POOL", default=True):
