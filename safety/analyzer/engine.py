@@ -368,7 +368,7 @@ class _View:
         while i < n:
             a = args[i]
             i += 1
-            if dd or len(a) < 2 or a[0] != "-" or DYN in a[:2]:
+            if dd or len(a) < 2 or a[0] != "-":
                 pos.append(a)
                 continue
             if a == "--":
