@@ -185,6 +185,17 @@ def test_admins_queue_selected_pending_scans_from_the_admin(admin_user: Any) -> 
 # --- a rescan that dies midway resumes after its last committed chunk ---------------------------
 
 
+def _five_unscanned_trajectories(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Ids of five imported trajectories, each with a flaggable command, none scanned yet."""
+    monkeypatch.setattr("annotations.services._after_import_hooks", [])
+    return [
+        trajectory_import(
+            record=CanonicalTrajectoryFactory(command=f"rm -rf /srv/{i}")
+        ).trajectory.pk
+        for i in range(5)
+    ]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_resumed_scan_skips_nothing_when_scanned_trajectories_were_deleted(
     monkeypatch: pytest.MonkeyPatch,
@@ -192,13 +203,7 @@ def test_a_resumed_scan_skips_nothing_when_scanned_trajectories_were_deleted(
     """The resume point is the last committed id, not a position in a list that can shrink."""
     from annotations.models import Trajectory
 
-    monkeypatch.setattr("annotations.services._after_import_hooks", [])
-    ids = [
-        trajectory_import(
-            record=CanonicalTrajectoryFactory(command=f"rm -rf /srv/{i}")
-        ).trajectory.pk
-        for i in range(5)
-    ]
+    ids = _five_unscanned_trajectories(monkeypatch)
     job = safety_services.scan_job_create(
         policy_version=safety_services.default_policy_version(), user=None
     )
@@ -222,13 +227,7 @@ def test_a_resumed_scan_skips_nothing_when_scanned_trajectories_were_deleted(
 def test_scan_job_resumes_after_a_failure_without_double_counting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("annotations.services._after_import_hooks", [])
-    ids = [
-        trajectory_import(
-            record=CanonicalTrajectoryFactory(command=f"rm -rf /srv/{i}")
-        ).trajectory.pk
-        for i in range(5)
-    ]
+    ids = _five_unscanned_trajectories(monkeypatch)
     version = safety_services.default_policy_version()
     job = safety_services.scan_job_create(policy_version=version, user=None)
     real_scan = safety_services.trajectory_scan

@@ -1222,12 +1222,11 @@ class Analyzer:
         flag, bare = _dynamic_flag_args(cmd.argv)
         if not flag and not bare:
             return
-        view = _WildView(cmd, self.res, self.pc, bare_as_flags=False)
-        if bare and not flag:
-            # ``rm $f`` alone is a file loop; ``rm $F /`` may be ``rm -rf /``
-            if not any(DYN not in a for a in view.positionals()):
-                return
-            view = _WildView(cmd, self.res, self.pc, bare_as_flags=True)
+        bare_as_flags = bare and not flag
+        view = _WildView(cmd, self.res, self.pc, bare_as_flags)
+        # ``rm $f`` alone is a file loop; ``rm $F /`` may be ``rm -rf /``
+        if bare_as_flags and all(DYN in a for a in view.positionals()):
+            return
         worst: Rule | None = None
         for _, _, cands in blocks:  # write blocks too: the view works out its own writes
             for rule, checks in cands:

@@ -101,7 +101,7 @@ def _parse(src: str, max_chain: int) -> ParseResult | None:
         words = []
         if op == "|":
             continue
-        chain.append(stages[0] if len(stages) == 1 else _pipeline(stages))
+        chain.append(_pipeline(stages))
         stages = []
         if op == "&&" or op == "||":
             if len(chain) > max_chain or _regrouped_by_tree_sitter(chain):
@@ -109,14 +109,14 @@ def _parse(src: str, max_chain: int) -> ParseResult | None:
             continue
         if op == "&":
             background.add(len(items))
-        items.append(chain[0] if len(chain) == 1 else _and_or(chain))
+        items.append(_and_or(chain))
         chain = []
     if pos != len(src) and src[pos:].strip(" \t"):
         return None  # findall skipped a character no token takes
     if words:
         stages.append(Command(tuple(words), (words[0].span[0], words[-1].span[1])))
-        chain.append(stages[0] if len(stages) == 1 else _pipeline(stages))
-        items.append(chain[0] if len(chain) == 1 else _and_or(chain))
+        chain.append(_pipeline(stages))
+        items.append(_and_or(chain))
     elif stages or chain:
         return None  # ends with ``|``, ``&&`` or ``||``
     if not items:
