@@ -430,3 +430,38 @@ def test_a_rescored_rollout_is_routed_to_review_once(reward_model, key_client, r
     assert recorder.flush() == 3
     assert ScoringRecord.objects.count() == 3
     assert Trajectory.objects.filter(metadata__scoring__isnull=False).count() == 1
+
+
+def test_records_are_written_whole_and_a_retried_batch_skips_what_was_written(
+    reward_model, key_client, recorder
+) -> None:  # type: ignore[no-untyped-def]
+    from rewardhub.services.scoring import _record_values
+
+    client = key_client("score")
+    rollouts = [
+        {"run": "r1", "step": 7, "sample": "a"},
+        {"run": "x" * 300, "step": True, "sample": 5},  # cut to 200 chars; a bool is no step
+        {},
+    ]
+    for rollout, trajectory in zip(rollouts, [honest(), hacked(), honest()], strict=True):
+        payload = {"reward_model": "swe-bugfix-default", "trajectory": trajectory}
+        assert client.post(SCORE, {**payload, "rollout": rollout}, format="json").status_code == 200
+    queued = list(recorder._queue)
+    assert recorder.flush() == 3
+    for item in queued:
+        stored = ScoringRecord.objects.filter(scoring_id=item.scoring_id).values().get()
+        expected = _record_values(item)
+        assert {name: stored[name] for name in expected} == expected
+    assert [r["run"] for r in ScoringRecord.objects.order_by("id").values("run")][1] == "x" * 200
+
+    # A flush that failed after its rows were written retries them with new ones: no error,
+    # the new one is written, nothing twice.
+    client.post(
+        SCORE, {"reward_model": "swe-bugfix-default", "trajectory": honest()}, format="json"
+    )
+    fresh = recorder._queue.popleft()
+    for item in [*queued, fresh]:
+        recorder.add(item)
+    assert recorder.flush() == 4
+    assert ScoringRecord.objects.count() == 4
+    assert ScoringRecord.objects.filter(scoring_id=fresh.scoring_id).exists()

@@ -18,7 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connections, router
+from django.db import IntegrityError, close_old_connections, connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
 from rewardhub.models import LearnedStatus, RewardModel, RewardModelVersion, ScoringRecord
@@ -209,25 +210,29 @@ class PendingRecord:
     route: bool = False  # flagged, or drawn by REVIEW_SAMPLE_RATE: becomes a stored trajectory
 
 
-def _record_row(item: PendingRecord) -> ScoringRecord:
+def _record_values(item: PendingRecord) -> dict[str, Any]:
+    """The scoring record's column values by field name (one place for both ways of writing)."""
     response, rollout = item.response, item.rollout
-    digest = item.digest
     step = rollout.get("step")
-    return ScoringRecord(
-        scoring_id=item.scoring_id,
-        version_id=item.version_pk,
-        trajectory_digest=digest,
-        run=str(rollout.get("run", ""))[:200],
-        step=step if isinstance(step, int) and not isinstance(step, bool) else None,
-        sample=str(rollout.get("sample", ""))[:200],
-        unsafe=item.unsafe,
-        finding_count=len(response.get("findings", [])),
-        created_at=item.created_at,
-        scored_by_id=item.scored_by,
-        api_key_id=item.api_key,
-        learned_status=response.get("learned_status", ""),
+    return {
+        "scoring_id": item.scoring_id,
+        "version_id": item.version_pk,
+        "trajectory_digest": item.digest,
+        "run": str(rollout.get("run", ""))[:200],
+        "step": step if isinstance(step, int) and not isinstance(step, bool) else None,
+        "sample": str(rollout.get("sample", ""))[:200],
+        "unsafe": item.unsafe,
+        "finding_count": len(response.get("findings", [])),
+        "created_at": item.created_at,
+        "scored_by_id": item.scored_by,
+        "api_key_id": item.api_key,
+        "learned_status": response.get("learned_status", ""),
         **record_result_fields(response),
-    )
+    }
+
+
+def _record_row(item: PendingRecord) -> ScoringRecord:
+    return ScoringRecord(**_record_values(item))
 
 
 def record_result_fields(response: dict[str, Any]) -> dict[str, Any]:
@@ -317,17 +322,51 @@ class ScoringRecorder:
             self._queue.clear()
         if not batch:
             return 0
-        rows = [_record_row(item) for item in batch]
         try:
-            ScoringRecord.objects.bulk_create(rows, ignore_conflicts=True)
+            _insert_records(batch)
         except Exception:
             with self._lock:  # keep them for the next try (bounded by add())
                 self._queue.extendleft(reversed(batch))
             raise
         self.written += len(batch)
         _enqueue_learned(batch)
-        _route_to_review(batch, [row.trajectory_digest for row in rows])
+        _route_to_review(batch, [item.digest for item in batch])
         return len(batch)
+
+
+def _insert_records(batch: list[PendingRecord]) -> None:
+    """Writes the records: with ``COPY`` on PostgreSQL, else with ``bulk_create``.
+
+    ``COPY`` costs about a fifth of the CPU of ``bulk_create`` per row (no model instances, no
+    client-side quoting of every value), and these rows are written for every scored rollout.
+    A batch retried after a failure may hold rows already written; ``COPY`` then fails on the
+    unique ``scoring_id`` and the batch is written again, skipping those (``ignore_conflicts``).
+    """
+    alias = router.db_for_write(ScoringRecord)
+    connection = connections[alias]
+    if connection.vendor == "postgresql":
+        try:
+            with transaction.atomic(using=alias), connection.wrap_database_errors:
+                _copy_records(connection, batch)
+            return
+        except IntegrityError:
+            pass
+    rows = [_record_row(item) for item in batch]
+    ScoringRecord.objects.using(alias).bulk_create(rows, ignore_conflicts=True)
+
+
+def _copy_records(connection: BaseDatabaseWrapper, batch: list[PendingRecord]) -> None:
+    from psycopg.types.json import Jsonb
+
+    meta = ScoringRecord._meta
+    names = list(_record_values(batch[0]))
+    columns = ", ".join(connection.ops.quote_name(meta.get_field(n).column) for n in names)
+    sql = f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+        for item in batch:
+            values = _record_values(item)
+            values["breakdown"] = Jsonb(values["breakdown"])
+            copy.write_row([values[n] for n in names])
 
 
 def _enqueue_learned(batch: list[PendingRecord]) -> None:
