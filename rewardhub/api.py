@@ -65,6 +65,16 @@ def _check_message_limit(trajectory: Any, field: str) -> None:
         raise PayloadTooLarge(f"{field}: {len(messages)} messages is over the limit of {limit}.")
 
 
+def _body_bytes(request: Request) -> int | None:
+    """The request body's declared length: Django reads no byte past ``Content-Length``, so it
+    bounds the JSON text every trajectory in the body came from (``None`` if not given)."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        return None
+    return length if length >= 0 else None
+
+
 def _resolve(request: Request, ref: str) -> scoring_services.ResolvedVersion:
     """The version ``ref`` names, if the caller's key may use it (else 404, as if unknown)."""
     scoping.require_reward_model(request, ref)
@@ -104,6 +114,7 @@ class ScoreView(APIView):
                 trajectory,
                 data.validated_data.get("rollout"),
                 defer_learned=True,
+                source_bytes=_body_bytes(request),
                 **scoping.record_owner(request),
             )
         except TrajectoryError as exc:
@@ -134,12 +145,18 @@ class BatchScoreView(APIView):
             _check_message_limit(trajectory, f"trajectories[{i}]")
         version = _resolve(request, data.validated_data["reward_model"])
         owner = scoping.record_owner(request)
+        body_bytes = _body_bytes(request)
         results, errors = [], {}
         for i, trajectory in enumerate(trajectories):
             try:
                 results.append(
                     scoring_services.score_response(
-                        version, trajectory, None, defer_learned=True, **owner
+                        version,
+                        trajectory,
+                        None,
+                        defer_learned=True,
+                        source_bytes=body_bytes,
+                        **owner,
                     )
                 )
             except TrajectoryError as exc:

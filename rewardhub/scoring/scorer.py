@@ -385,9 +385,12 @@ class Scorer:
             )
         return tuple(out)
 
-    def score(self, trajectory: dict) -> ScoreResult:
-        """Scores a C1 trajectory; raises ``TrajectoryError`` for invalid input (a 400)."""
-        return self.score_canonical(normalize_trajectory(trajectory))
+    def score(self, trajectory: dict, *, source_bytes: int | None = None) -> ScoreResult:
+        """Scores a C1 trajectory; raises ``TrajectoryError`` for invalid input (a 400).
+
+        ``source_bytes``: the size of the JSON text it was decoded from, if known (see
+        ``normalize_trajectory``)."""
+        return self.score_canonical(normalize_trajectory(trajectory, source_bytes=source_bytes))
 
     def score_canonical(self, canonical: dict) -> ScoreResult:
         """Scores an already normalised trajectory (skips re-validation on the hot path)."""

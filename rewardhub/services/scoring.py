@@ -133,6 +133,7 @@ def score_response(
     scored_by: int | None = None,
     api_key: int | None = None,
     defer_learned: bool = False,
+    source_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Score one C1 trajectory into a C2 response and queue its record; TrajectoryError escapes.
 
@@ -142,15 +143,17 @@ def score_response(
     ``settings.LEARNED["SYNC_MAX_UNCACHED_STEPS"]``: the learned part is then left out of
     this response (its contribution is 0; ``breakdown.learned.components[i].pending`` is
     true) and the Celery task ``rewardhub.score_learned`` scores it once the record is
-    written, rewriting the record's reward (see ``rewardhub.services.learned_scoring``)."""
+    written, rewriting the record's reward (see ``rewardhub.services.learned_scoring``).
+
+    ``source_bytes``: the size of the request body the trajectory came from, if known."""
     scorer = scorer_for(version)
     if defer_learned and version.spec.get("learned"):
         from rewardhub.services.learned import learned_sync_budget, sync_budget_setting
 
         with learned_sync_budget(sync_budget_setting()):
-            result = scorer.score(trajectory)
+            result = scorer.score(trajectory, source_bytes=source_bytes)
     else:
-        result = scorer.score(trajectory)
+        result = scorer.score(trajectory, source_bytes=source_bytes)
     response = result.to_dict()
     scoring_id = uuid.uuid4().hex
     response["reward_model"] = {

@@ -194,6 +194,32 @@ class TestNormalize:
             ]
         }
 
+    def test_a_known_source_size_within_the_limit_spares_measuring(self, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+        import annotations.canonical as canonical
+
+        measured: list[object] = []
+        real = canonical._serialised_size
+        monkeypatch.setattr(canonical, "_serialised_size", lambda d: measured.append(d) or real(d))
+        big = traj({"role": "user", "content": "x" * 100})
+        small = Limits(max_bytes=50)
+        text = json.dumps(big)
+        # A source text over the limit (here a whole batch, say) proves nothing: measured.
+        assert (
+            "limit 50 bytes"
+            in errors_of(big, limits=small, source_bytes=10 * len(text))["non_field_errors"][0]
+        )
+        assert len(measured) == 1
+        # Within it, every part of that text is too: not measured, the same result.
+        roomy = Limits(max_bytes=len(text))
+        assert normalize_trajectory(big, limits=roomy, source_bytes=len(text)) == (
+            normalize_trajectory(big, limits=roomy)
+        )
+        assert len(measured) == 2  # only the call without source_bytes
+        # Shape errors are still found without the measurement.
+        assert errors_of([big], source_bytes=10) == {
+            "non_field_errors": ["expected an object, got array"]
+        }
+
     def test_non_json_python_values_are_a_trajectory_error(self) -> None:
         assert "non_field_errors" in errors_of({"messages": [{"role": "user", "content": {1, 2}}]})
         nested: list = []
