@@ -9,6 +9,7 @@ exception, because the API promises "never 500 for any input".
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -389,7 +390,26 @@ def _command_from_value(value: object) -> str | None:
     return None
 
 
+# Decoded commands by (arguments text, command keys): validation and step extraction both read
+# every shell call, and agents repeat short commands (``ls``, ``git status``, ``pytest -q``).
+# Only texts up to COMMAND_CACHE_MAX_CHARS are kept, so the cache holds at most about
+# COMMAND_CACHE_SIZE x 2 x that many characters (fixed cache limits, listed in the README).
+COMMAND_CACHE_SIZE = 4096
+COMMAND_CACHE_MAX_CHARS = 4096
+
+
 def _command_from_arguments(arguments: object, command_keys: Sequence[str]) -> str | None:
+    if isinstance(arguments, str) and len(arguments) <= COMMAND_CACHE_MAX_CHARS:
+        return _command_from_text(arguments, tuple(command_keys))
+    return _read_command(arguments, command_keys)
+
+
+@functools.lru_cache(maxsize=COMMAND_CACHE_SIZE)
+def _command_from_text(arguments: str, command_keys: tuple[str, ...]) -> str | None:
+    return _read_command(arguments, command_keys)
+
+
+def _read_command(arguments: object, command_keys: Sequence[str]) -> str | None:
     """Reads the command out of tool-call arguments.
 
     A JSON-string argument that does not decode to an object is taken as the bare command:
@@ -438,18 +458,22 @@ def extract_steps(
     *,
     shell_tools: Sequence[str] = DEFAULT_SHELL_TOOLS,
     command_keys: Sequence[str] = DEFAULT_COMMAND_KEYS,
+    share_calls: bool = False,
 ) -> list[StepData]:
     """Splits a normalized trajectory into steps (one per assistant message), in order.
 
     Tool messages attach to the step whose call id they answer; tool messages with no matching
     id attach to the latest step before them (tool messages before any step are dropped).
+    Steps hold copies of the tool calls, unless ``share_calls`` (for a caller that only reads
+    them, such as the scorer: copying is a tenth of its work).
     """
     steps: list[dict[str, Any]] = []
     step_of_call: dict[str, int] = {}
     for message_index, message in enumerate(canonical.get("messages", [])):
         role = message.get("role")
         if role == "assistant":
-            tool_calls = [json_copy(call) for call in message.get("tool_calls", [])]
+            calls = message.get("tool_calls", [])
+            tool_calls = list(calls) if share_calls else [json_copy(call) for call in calls]
             commands: list[ShellCommand] = []
             for call in tool_calls:
                 commands.extend(_commands_of_call(call, shell_tools, command_keys))

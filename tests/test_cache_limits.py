@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import collections
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
 
+from annotations import canonical
 from annotations.canonical import content_digest
 from rewardhub.cache_limits import apply_cache_limits
 from rewardhub.learned import encoder as encoder_module
@@ -58,8 +60,9 @@ def test_settings_set_the_pure_cores_limits(monkeypatch: pytest.MonkeyPatch) -> 
         (behaviors.classify_command, behaviors.CLASSIFY_CACHE_SIZE),
         (resolve.abspath, resolve.ABSPATH_CACHE_SIZE),
         (scorer_module._compiled_policy, scorer_module.POLICY_CACHE_SIZE),
+        (canonical._command_from_text, canonical.COMMAND_CACHE_SIZE),
     ],
-    ids=["classify_command", "abspath", "compiled_policy"],
+    ids=["classify_command", "abspath", "compiled_policy", "command_from_text"],
 )
 def test_lru_caches_have_their_named_maximum(cached: Any, limit: int) -> None:
     assert cached.cache_info().maxsize == limit > 0
@@ -71,6 +74,18 @@ def test_classify_command_cache_stays_bounded() -> None:
         behaviors.classify_command(f"cat f{i}")
     assert behaviors.classify_command.cache_info().currsize == behaviors.CLASSIFY_CACHE_SIZE
     behaviors.classify_command.cache_clear()
+
+
+def test_command_cache_stays_bounded_and_skips_long_arguments() -> None:
+    canonical._command_from_text.cache_clear()
+    keys = canonical.DEFAULT_COMMAND_KEYS
+    for i in range(canonical.COMMAND_CACHE_SIZE + N):
+        assert canonical._command_from_arguments(f'{{"command": "cat f{i}"}}', keys) == f"cat f{i}"
+    assert canonical._command_from_text.cache_info().currsize == canonical.COMMAND_CACHE_SIZE
+    canonical._command_from_text.cache_clear()
+    long = json.dumps({"command": "x" * canonical.COMMAND_CACHE_MAX_CHARS})
+    assert canonical._command_from_arguments(long, keys) == "x" * canonical.COMMAND_CACHE_MAX_CHARS
+    assert canonical._command_from_text.cache_info().currsize == 0
 
 
 def test_scorer_scan_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

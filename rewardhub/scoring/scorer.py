@@ -395,7 +395,10 @@ class Scorer:
     def score_canonical(self, canonical: dict) -> ScoreResult:
         """Scores an already normalised trajectory (skips re-validation on the hot path)."""
         steps = extract_steps(
-            canonical, shell_tools=self.shell_tools, command_keys=self.command_keys
+            canonical,
+            shell_tools=self.shell_tools,
+            command_keys=self.command_keys,
+            share_calls=True,  # nothing in scoring writes to a step
         )
         outcome_raw = _micro(self._outcome_value(canonical.get("outcome") or {}))
 

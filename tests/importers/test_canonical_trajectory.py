@@ -268,6 +268,16 @@ class TestExtractSteps:
         ]
         assert steps[2].text == "All tests pass now." and steps[2].commands == []
 
+    def test_steps_hold_copies_of_the_calls_unless_shared(self) -> None:
+        canonical = normalize_trajectory(load_fixture("openai/basic.json"))
+        before = copy.deepcopy(canonical)
+        copied = extract_steps(canonical)
+        shared = extract_steps(canonical, share_calls=True)
+        assert copied == shared
+        copied[0].tool_calls[0]["function"]["name"] = "changed"
+        assert canonical == before
+        assert shared[0].tool_calls[0] is canonical["messages"][2]["tool_calls"][0]
+
     @pytest.mark.parametrize(
         ("arguments", "expected"),
         [
