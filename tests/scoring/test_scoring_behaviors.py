@@ -300,6 +300,7 @@ ERROR_PIECES = [
     "exit code 0", "ValueError: x", "  ValueError: x", "error: y", "ERROR: z", "fatal: q",
     "Fatal: q", "sh: 1: x", "foo.sh: bar", "returned non-zero exit status 2", "Permission denied",
     "EXITED WITH STATUS 3", "No such file or directory", "MyException: e", "x", " ", "rror:",
+    "ExIt code 1", "eXiTeD status 4", "ErRoR: m", "FaTaL: n", "\u0130", "ß", "ex\u0131t code 7",
 ]  # fmt: skip
 
 
