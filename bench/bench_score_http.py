@@ -296,6 +296,18 @@ def measure(
     return best
 
 
+def split_cpu(single_ms: float, batch_ms: float, n: int) -> tuple[float, float]:
+    """Per-request and per-trajectory CPU from the CPU per single request (F + P) and per batch
+    request of n (F + n P): the model every ratio below follows."""
+    per_traj = max(0.0, (batch_ms - single_ms) / (n - 1)) if n > 1 else batch_ms
+    return max(0.0, single_ms - per_traj), per_traj
+
+
+def max_per_traj(fixed: float, n: int, ratio: float) -> float:
+    """The largest P with (F + P) / (P + F / n) >= ratio: P <= F (1 - ratio / n) / (ratio - 1)."""
+    return max(0.0, fixed * (1 - ratio / n) / (ratio - 1))
+
+
 def lua_script(tmp: Path, name: str, key: str, payload: dict) -> Path:
     body = tmp / f"{name}.json"
     body.write_text(json.dumps(payload))
@@ -428,6 +440,15 @@ def main() -> None:
         f"batch vs single traj/s ({best_wc}): {b.traj_per_s:,.0f} / {s.traj_per_s:,.0f} = "
         f"{ratio:.2f}x (target >= {TARGET_BATCH_RATIO:.0f}x: "
         f"{'met' if ratio >= TARGET_BATCH_RATIO else 'NOT met'})"
+    )
+    fixed, per_traj = split_cpu(s.cpu_ms, b.cpu_ms, args.batch)
+    ceiling = (fixed + per_traj) / (per_traj + fixed / args.batch)
+    print(
+        f"CPU split ({best_wc}): {fixed:.2f} ms per request (parse of headers, auth, throttle, "
+        f"version lookup, middleware) + {per_traj:.2f} ms per trajectory (body parse, scoring, "
+        f"digest, record, response).\n  A CPU-bound batch of {args.batch} can then reach at most "
+        f"{ceiling:.2f}x the single rate; {TARGET_BATCH_RATIO:.0f}x needs a per-trajectory cost "
+        f"<= {max_per_traj(fixed, args.batch, TARGET_BATCH_RATIO):.2f} ms at this per-request cost."
     )
     print(
         f"in-process warm baseline {baseline:,.0f} traj/s (target >= {TARGET_INPROC:,}: "
