@@ -8,7 +8,8 @@ What it does, all on 127.0.0.1 and bounded in time:
    it, runs ``seed_demo`` (reward model ``swe-bugfix-default``) and creates a ``score`` API key;
 2. measures the baseline in this process: the warm in-process scorer (same compiled spec the
    server uses, ``score(C1 dict) + to_dict``) on one core, traj/s, best of 5;
-3. for each gunicorn worker class (``sync``, ``gthread``; 2 workers, production-like settings
+3. for each gunicorn worker class (``sync``; ``prod``, the threaded worker ``make serve`` runs;
+   or gunicorn's own ``gthread``; 2 workers, production-like settings
    from the environment: DEBUG off, connection pool on, no access log, whitenoise autorefresh
    off, the throttle rate of scope ``score`` raised so it does not cap the bench) it starts
    gunicorn on a free port, waits for ``/healthz``, checks one response of each endpoint, and
@@ -54,6 +55,9 @@ REWARD_MODEL = "swe-bugfix-default"
 # Far above what two workers serve; per second, so DRF's throttle history (a list of timestamps
 # pickled in and out of the cache on every request) stays ~1 s long instead of 60 s.
 THROTTLE = "1000000/s"
+# "prod" is what `make serve` runs: gthread with load shedding and connections closed after slow
+# requests (rewardhub.gunicorn_workers); "gthread" is gunicorn's own, for comparison.
+WORKER_CLASSES = {"prod": "rewardhub.gunicorn_workers.SheddingThreadWorker"}
 TARGET_RPS, TARGET_P99_MS, TARGET_BATCH_RATIO, TARGET_INPROC = 300, 50.0, 3.0, 1000
 
 WRK_LUA = """
@@ -206,7 +210,7 @@ def gunicorn(
         "--workers",
         str(workers),
         "--worker-class",
-        worker_class,
+        WORKER_CLASSES.get(worker_class, worker_class),
         "--timeout",
         "60",
         "--graceful-timeout",
@@ -214,7 +218,7 @@ def gunicorn(
         "--log-level",
         "warning",
     ]
-    if worker_class == "gthread":
+    if worker_class != "sync":
         cmd += ["--threads", str(threads)]
     log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
@@ -347,10 +351,12 @@ def main() -> None:
         "--connections", type=int, default=4, help="wrk connections (2 per sync worker)"
     )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
-    parser.add_argument("--threads", type=int, default=4, help="threads per gthread worker")
+    parser.add_argument("--threads", type=int, default=4, help="threads per threaded worker")
     parser.add_argument("--batch", type=int, default=16, help="trajectories per batch request")
     parser.add_argument(
-        "--worker-classes", default="sync,gthread", help="comma-separated gunicorn worker classes"
+        "--worker-classes",
+        default="sync,prod",
+        help="comma-separated gunicorn worker classes (sync, gthread, prod)",
     )
     parser.add_argument("--baseline-seconds", type=float, default=2.0)
     parser.add_argument(
@@ -395,7 +401,7 @@ def main() -> None:
                     rows.append((worker_class, measure(mode, base + path, pgid, script, n, args)))
 
     print()
-    threads = f" ({args.threads} threads each for gthread)"
+    threads = f" ({args.threads} threads each for gthread and prod)"
     print(
         f"HTTP scoring of the 30-step SWE trajectory (bench_scorer.build_trajectory, "
         f"{len(json.dumps(traj)) / 1024:.0f} KiB) under gunicorn, {args.workers} workers{threads},"

@@ -49,8 +49,11 @@ class LoadShedding:
         max_queue: int,
         retry_after: int,
         exempt: Sequence[str] = (),
+        close_after_seconds: float = 0,
     ) -> None:
         self.app = app
+        # read by the worker: keep-alive connections close after a request this slow (0: never)
+        self.close_after_seconds = close_after_seconds
         self.max_wait = max_wait
         self.max_queue = max_queue  # read by the worker (SheddingThreadWorker)
         self.exempt = frozenset(exempt)

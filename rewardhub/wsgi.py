@@ -27,4 +27,5 @@ application = LoadShedding(
     max_queue=settings.RESILIENCE["SHED_MAX_QUEUE"],
     retry_after=settings.RESILIENCE["SHED_RETRY_AFTER"],
     exempt=settings.RESILIENCE["SHED_EXEMPT_PATHS"],
+    close_after_seconds=settings.RESILIENCE["CLOSE_AFTER_SECONDS"],
 )

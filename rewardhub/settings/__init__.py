@@ -222,6 +222,9 @@ RESILIENCE = {
     "SHED_RETRY_AFTER": env.int("RH_SHED_RETRY_AFTER", default=1),
     # Probes are never shed: they must report the dependencies, not the load.
     "SHED_EXEMPT_PATHS": env.list("RH_SHED_EXEMPT_PATHS", default=["/healthz", "/readyz"]),
+    # A keep-alive connection is closed after a request that took this long (0: never), so a
+    # client's next heavy request can go to a free worker (SheddingThreadWorker).
+    "CLOSE_AFTER_SECONDS": env.float("RH_CLOSE_AFTER_SECONDS", default=0.05),
     # Retry-After of the 503 answered while the database is unreachable.
     "DB_RETRY_AFTER": env.int("RH_DB_RETRY_AFTER", default=2),
     # After a failed publish, work is recorded as pending without trying the broker for this long.
