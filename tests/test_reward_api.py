@@ -373,6 +373,28 @@ def test_score_trajectories_command(reward_model, tmp_path: Path, capsys, record
     assert ScoringRecord.objects.count() == 2
 
 
+def test_score_trajectories_names_the_line_of_any_bad_input(
+    reward_model, tmp_path: Path, capsys, recorder
+) -> None:  # type: ignore[no-untyped-def]
+    """Input a trajectory file may hold that json.loads alone would crash on or let through."""
+    deep = "[" * 5000 + "]" * 5000
+    listed_rollout = {**honest(), "rollout": ["r1", 3]}
+    source = tmp_path / "rollouts.jsonl"
+    source.write_text(
+        "\n".join([deep, '{"messages": NaN}', json.dumps(listed_rollout), json.dumps(honest())])
+    )
+    call_command(
+        "score_trajectories", str(source), "--reward-model", "swe-bugfix-default", "--no-progress"
+    )
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line.get("line") for line in lines] == [1, 2, 3, None]
+    assert "nested deeper than" in lines[0]["errors"]["non_field_errors"][0]
+    assert "NaN" in lines[1]["errors"]["non_field_errors"][0]
+    assert lines[2]["errors"] == {"rollout": ["expected an object or null"]}
+    assert "reward" in lines[3]
+    assert ScoringRecord.objects.count() == 1
+
+
 @pytest.mark.django_db(transaction=True)
 def test_background_thread_writes_records(reward_model, key_client, recorder, settings) -> None:  # type: ignore[no-untyped-def]
     import time

@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from annotations.canonical import TrajectoryError
+from rewardhub.jsonlimits import loads_bounded
 from rewardhub.services import scoring
 
 
@@ -33,6 +35,7 @@ class Command(BaseCommand):
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"cannot read {path}: {exc}") from exc
         lines = text.splitlines()
+        max_depth = settings.REWARDHUB_LIMITS["MAX_JSON_DEPTH"]
         bad = 0
         for number, line in enumerate(
             tqdm(lines, unit="traj", file=sys.stderr, disable=options["no_progress"] or None),
@@ -41,21 +44,30 @@ class Command(BaseCommand):
             if not line.strip():
                 continue
             try:
-                trajectory = json.loads(line)
+                trajectory = loads_bounded(line, max_depth=max_depth, strict_constants=True)
                 if not isinstance(trajectory, dict):
                     raise TrajectoryError(
                         {"non_field_errors": ["a line must hold one JSON object"]}
                     )
-                record = scoring.score_response(version, trajectory, trajectory.get("rollout"))
-            except json.JSONDecodeError as exc:
-                bad += 1
-                record = {
-                    "line": number,
-                    "errors": {"non_field_errors": [f"invalid JSON: {exc.msg}"]},
-                }
+                rollout = trajectory.get("rollout")
+                if rollout is not None and not isinstance(rollout, dict):
+                    raise TrajectoryError({"rollout": ["expected an object or null"]})
+                record = scoring.score_response(
+                    version,
+                    trajectory,
+                    rollout,
+                    source_bytes=len(line.encode("utf-8", "surrogatepass")),
+                )
             except TrajectoryError as exc:
                 bad += 1
                 record = {"line": number, "errors": exc.errors}
+            except ValueError as exc:  # not JSON, too deep, NaN or a number out of range
+                bad += 1
+                message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                record = {
+                    "line": number,
+                    "errors": {"non_field_errors": [f"invalid JSON: {message}"]},
+                }
             self.stdout.write(json.dumps(record, ensure_ascii=False))
         scoring.recorder.flush()
         if bad:
