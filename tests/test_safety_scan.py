@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from annotations.demo_data import demo_trajectories
 from annotations.services import trajectory_import
@@ -133,3 +133,15 @@ def test_scan_commands_contract(tmp_path: Path, capsys: pytest.CaptureFixture[st
     finding = lines[1]["findings"][0]
     assert set(finding) == {"rule", "category", "severity", "action", "span", "message"}
     assert lines[1]["command"][finding["span"][0] : finding["span"][1]].startswith("rm")
+
+
+def test_scan_commands_names_a_json_line_too_deep_to_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "cmds.txt"
+    source.write_text('{"cmd": ' + "[" * 5000 + '"x"' + "]" * 5000 + "}\nrm -rf /\n")
+    with pytest.raises(CommandError, match="1 input line"):  # exit status 1, as for any bad line
+        call_command("scan_commands", "--input", str(source))
+    out = capsys.readouterr()
+    assert [json.loads(line)["command"] for line in out.out.splitlines()] == ["rm -rf /"]
+    assert "line 1: JSON that cannot be read" in out.err

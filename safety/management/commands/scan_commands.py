@@ -27,6 +27,9 @@ def read_commands(stream: TextIO) -> Iterator[tuple[int, str | None, str | None]
                 decoded = json.loads(line)
             except json.JSONDecodeError:
                 decoded = None  # e.g. a brace group `{ make; }`: a plain command
+            except (ValueError, RecursionError):  # JSON, but too deep or a number too long
+                yield number, None, f"line {number}: JSON that cannot be read (nested too deeply?)"
+                continue
             if isinstance(decoded, dict) and "cmd" in decoded:
                 cmd = decoded["cmd"]
                 if isinstance(cmd, str):
