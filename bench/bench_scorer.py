@@ -153,6 +153,7 @@ def main() -> None:
     scorer = build_scorer(spec)
     traj = build_trajectory()
     canonical = normalize_trajectory(traj)
+    size = len(json.dumps(traj).encode())  # what an API body or a JSONL line tells the scorer
     commands = [c for c, _ in SHELL]
     tt = spec["task_type"]
     config = AnalyzerConfig(
@@ -175,6 +176,10 @@ def main() -> None:
         ("baseline: analyzer alone, 20 commands, no cache", baseline),
         ("scorer cold: fresh analyzer cache, score + to_dict", cold),
         ("scorer warm: score(C1 dict) + to_dict", lambda: scorer.score(traj).to_dict()),
+        (
+            "  the same, JSON size known (the API and CLI path)",
+            lambda: scorer.score(traj, source_bytes=size).to_dict(),
+        ),
         ("scorer warm: score(C1 dict)", lambda: scorer.score(traj)),
         (
             "scorer warm: score_canonical (pre-normalised)",
