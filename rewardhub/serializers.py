@@ -193,10 +193,43 @@ class ParsedJSONField(serializers.Field):
         return value
 
 
+# The scoring record's step column is a 32-bit integer.
+STEP_MIN, STEP_MAX = -(2**31), 2**31 - 1
+
+
+class RolloutSerializer(serializers.Serializer):
+    """C2's optional rollout tag, checked before scoring because it is stored with the record:
+    one ``step`` out of the column's range would make a whole batch of records unwritable.
+    ``run`` and ``sample`` are text (numbers are taken as text), stored cut to 200 characters;
+    other keys are kept as sent."""
+
+    run = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, trim_whitespace=False
+    )
+    sample = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, trim_whitespace=False
+    )
+    step = serializers.IntegerField(
+        required=False, allow_null=True, min_value=STEP_MIN, max_value=STEP_MAX
+    )
+
+
+def checked_rollout(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with ``step`` as an integer; raises ``ValidationError`` naming the field."""
+    check = RolloutSerializer(data=value)
+    check.is_valid(raise_exception=True)
+    if "step" in check.validated_data:
+        return {**value, "step": check.validated_data["step"]}
+    return value
+
+
 class ScoreInputSerializer(serializers.Serializer):
     reward_model = serializers.CharField(max_length=200)
     trajectory = ParsedJSONField()
     rollout = serializers.DictField(required=False)
+
+    def validate_rollout(self, value: dict[str, Any]) -> dict[str, Any]:
+        return checked_rollout(value)
 
 
 class BatchScoreInputSerializer(serializers.Serializer):

@@ -379,19 +379,29 @@ def test_score_trajectories_names_the_line_of_any_bad_input(
     """Input a trajectory file may hold that json.loads alone would crash on or let through."""
     deep = "[" * 5000 + "]" * 5000
     listed_rollout = {**honest(), "rollout": ["r1", 3]}
+    huge_step = {**honest(), "rollout": {"run": "r1", "step": 10**12}}
     source = tmp_path / "rollouts.jsonl"
     source.write_text(
-        "\n".join([deep, '{"messages": NaN}', json.dumps(listed_rollout), json.dumps(honest())])
+        "\n".join(
+            [
+                deep,
+                '{"messages": NaN}',
+                json.dumps(listed_rollout),
+                json.dumps(huge_step),
+                json.dumps(honest()),
+            ]
+        )
     )
     call_command(
         "score_trajectories", str(source), "--reward-model", "swe-bugfix-default", "--no-progress"
     )
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [line.get("line") for line in lines] == [1, 2, 3, None]
+    assert [line.get("line") for line in lines] == [1, 2, 3, 4, None]
     assert "nested deeper than" in lines[0]["errors"]["non_field_errors"][0]
     assert "NaN" in lines[1]["errors"]["non_field_errors"][0]
     assert lines[2]["errors"] == {"rollout": ["expected an object or null"]}
-    assert "reward" in lines[3]
+    assert list(lines[3]["errors"]) == ["rollout.step"]
+    assert "reward" in lines[4]
     assert ScoringRecord.objects.count() == 1
 
 
@@ -462,7 +472,7 @@ def test_records_are_written_whole_and_a_retried_batch_skips_what_was_written(
     client = key_client("score")
     rollouts = [
         {"run": "r1", "step": 7, "sample": "a"},
-        {"run": "x" * 300, "step": True, "sample": 5},  # cut to 200 chars; a bool is no step
+        {"run": "x" * 300, "step": "7", "sample": 5},  # run cut to 200 chars; "7" is step 7
         {},
     ]
     for rollout, trajectory in zip(rollouts, [honest(), hacked(), honest()], strict=True):
@@ -487,3 +497,39 @@ def test_records_are_written_whole_and_a_retried_batch_skips_what_was_written(
     assert recorder.flush() == 4
     assert ScoringRecord.objects.count() == 4
     assert ScoringRecord.objects.filter(scoring_id=fresh.scoring_id).exists()
+
+
+@pytest.mark.parametrize(
+    ("step", "status"),
+    [(2**31 - 1, 200), (2**31, 400), (-(2**31) - 1, 400), (True, 400), ("x", 400), (None, 200)],
+)
+def test_a_rollout_step_the_record_cannot_hold_is_400(
+    reward_model, key_client, recorder, step, status
+) -> None:  # type: ignore[no-untyped-def]
+    payload = {"reward_model": "swe-bugfix-default", "trajectory": honest(), "rollout": {}}
+    payload["rollout"] = {"run": "r", "step": step, "tag": "kept"}
+    response = key_client("score").post(SCORE, payload, format="json")
+    assert response.status_code == status, response.json()
+    if status == 400:
+        assert list(response.json()["errors"]) == ["rollout.step"]
+        assert recorder.pending() == 0
+    else:
+        assert recorder.flush() == 1
+        assert ScoringRecord.objects.get().step == step
+
+
+def test_a_record_the_database_refuses_costs_only_itself(
+    reward_model, key_client, recorder
+) -> None:  # type: ignore[no-untyped-def]
+    """Should a bad value get past validation, the other records are still written."""
+    client = key_client("score")
+    for _ in range(3):
+        client.post(
+            SCORE, {"reward_model": "swe-bugfix-default", "trajectory": honest()}, format="json"
+        )
+    bad = recorder._queue[1]
+    bad.rollout = {"step": 10**12}  # out of the integer column's range
+    assert recorder.flush() == 2
+    assert recorder.rejected == 1 and recorder.pending() == 0
+    assert ScoringRecord.objects.count() == 2
+    assert not ScoringRecord.objects.filter(scoring_id=bad.scoring_id).exists()

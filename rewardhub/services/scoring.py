@@ -18,7 +18,14 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, close_old_connections, connections, router, transaction
+from django.db import (
+    DataError,
+    IntegrityError,
+    close_old_connections,
+    connections,
+    router,
+    transaction,
+)
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
@@ -266,6 +273,7 @@ class ScoringRecorder:
         self._thread: threading.Thread | None = None
         self._pid = 0
         self.dropped = 0
+        self.rejected = 0  # records the database refused (logged); validation should stop them
         self.written = 0
 
     def add(self, item: PendingRecord) -> None:
@@ -318,6 +326,19 @@ class ScoringRecorder:
             _ROUTED.clear()
         return count
 
+    def _insert_each(self, batch: list[PendingRecord]) -> list[PendingRecord]:
+        """Writes the records one at a time; returns those written, logs and counts the rest."""
+        written = []
+        for item in batch:
+            try:
+                _insert_records([item])
+            except DataError as exc:
+                self.rejected += 1
+                logger.error("scoring record %s cannot be stored: %s", item.scoring_id, exc)
+            else:
+                written.append(item)
+        return written
+
     def flush(self) -> int:
         """Write everything queued now; returns the number of records written."""
         with self._lock:
@@ -327,6 +348,10 @@ class ScoringRecorder:
             return 0
         try:
             _insert_records(batch)
+        except DataError:
+            # A value the database refuses (not an outage): write the rows one by one, so one
+            # bad record costs only itself and never blocks the queue behind it.
+            batch = self._insert_each(batch)
         except Exception:
             with self._lock:  # keep them for the next try (bounded by add())
                 self._queue.extendleft(reversed(batch))
@@ -355,7 +380,8 @@ def _insert_records(batch: list[PendingRecord]) -> None:
         except IntegrityError:
             pass
     rows = [_record_row(item) for item in batch]
-    ScoringRecord.objects.using(alias).bulk_create(rows, ignore_conflicts=True)
+    with transaction.atomic(using=alias):  # a refused row leaves the connection usable
+        ScoringRecord.objects.using(alias).bulk_create(rows, ignore_conflicts=True)
 
 
 def _copy_records(connection: BaseDatabaseWrapper, batch: list[PendingRecord]) -> None:

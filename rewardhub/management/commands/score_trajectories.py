@@ -9,10 +9,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rest_framework.exceptions import ValidationError
 from tqdm import tqdm
 
 from annotations.canonical import TrajectoryError
 from rewardhub.jsonlimits import loads_bounded
+from rewardhub.serializers import checked_rollout
 from rewardhub.services import scoring
 
 
@@ -52,6 +54,13 @@ class Command(BaseCommand):
                 rollout = trajectory.get("rollout")
                 if rollout is not None and not isinstance(rollout, dict):
                     raise TrajectoryError({"rollout": ["expected an object or null"]})
+                if rollout is not None:
+                    try:
+                        rollout = checked_rollout(rollout)
+                    except ValidationError as exc:
+                        raise TrajectoryError(
+                            {f"rollout.{k}": list(map(str, v)) for k, v in exc.detail.items()}
+                        ) from exc
                 record = scoring.score_response(
                     version,
                     trajectory,
