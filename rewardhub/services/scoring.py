@@ -326,6 +326,16 @@ class ScoringRecorder:
             _ROUTED.clear()
         return count
 
+    def _insert(self, batch: list[PendingRecord]) -> list[PendingRecord]:
+        """Writes the records; returns those written. A value the database refuses (not an
+        outage, which raises) makes it write them one by one, so a bad record costs only itself
+        and never blocks the queue behind it."""
+        try:
+            _insert_records(batch)
+        except DataError:
+            return self._insert_each(batch)
+        return batch
+
     def _insert_each(self, batch: list[PendingRecord]) -> list[PendingRecord]:
         """Writes the records one at a time; returns those written, logs and counts the rest."""
         written = []
@@ -347,11 +357,7 @@ class ScoringRecorder:
         if not batch:
             return 0
         try:
-            _insert_records(batch)
-        except DataError:
-            # A value the database refuses (not an outage): write the rows one by one, so one
-            # bad record costs only itself and never blocks the queue behind it.
-            batch = self._insert_each(batch)
+            batch = self._insert(batch)
         except Exception:
             with self._lock:  # keep them for the next try (bounded by add())
                 self._queue.extendleft(reversed(batch))

@@ -18,6 +18,20 @@ from rewardhub.serializers import checked_rollout
 from rewardhub.services import scoring
 
 
+def _rollout(value: Any) -> dict[str, Any] | None:
+    """The line's rollout tag, checked as the score API checks it (a ``TrajectoryError``)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TrajectoryError({"rollout": ["expected an object or null"]})
+    try:
+        return checked_rollout(value)
+    except ValidationError as exc:
+        raise TrajectoryError(
+            {f"rollout.{k}": [str(m) for m in v] for k, v in exc.detail.items()}
+        ) from exc
+
+
 class Command(BaseCommand):
     help = "Score a JSONL file of canonical trajectories offline; a bad line gives an error record."
 
@@ -51,16 +65,7 @@ class Command(BaseCommand):
                     raise TrajectoryError(
                         {"non_field_errors": ["a line must hold one JSON object"]}
                     )
-                rollout = trajectory.get("rollout")
-                if rollout is not None and not isinstance(rollout, dict):
-                    raise TrajectoryError({"rollout": ["expected an object or null"]})
-                if rollout is not None:
-                    try:
-                        rollout = checked_rollout(rollout)
-                    except ValidationError as exc:
-                        raise TrajectoryError(
-                            {f"rollout.{k}": list(map(str, v)) for k, v in exc.detail.items()}
-                        ) from exc
+                rollout = _rollout(trajectory.get("rollout"))
                 record = scoring.score_response(
                     version,
                     trajectory,
