@@ -1,9 +1,10 @@
 """Canonical (C1) trajectories: validation, normalisation, digests and step extraction.
 
-Pure stdlib on purpose: the scorer, the importers and trainer-side tools all import this module,
-so it must not pull Django in. Every function here is total: bad input gives ``TrajectoryError``
-(with field paths such as ``messages[3].tool_calls[0].function.arguments``), never another
-exception, because the API promises "never 500 for any input".
+Pure Python on purpose: the scorer, the importers and trainer-side tools all import this module,
+so it must not pull Django in (orjson, when installed, only makes digests faster). Every function
+here is total: bad input gives ``TrajectoryError`` (with field paths such as
+``messages[3].tool_calls[0].function.arguments``), never another exception, because the API
+promises "never 500 for any input".
 """
 
 from __future__ import annotations
@@ -13,10 +14,16 @@ import functools
 import hashlib
 import json
 import math
+import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+try:  # optional: digests are the same bytes without it, only slower
+    import orjson
+except ImportError:  # pragma: no cover - a trainer-side install without orjson
+    orjson = None  # type: ignore[assignment]
 
 DEFAULT_SHELL_TOOLS: tuple[str, ...] = (
     "bash",
@@ -57,8 +64,10 @@ class TrajectoryError(ValueError):
         super().__init__(summary or "invalid trajectory")
 
 
-@dataclass(frozen=True)
-class ShellCommand:
+# Steps and commands are NamedTuples, not frozen dataclasses: as immutable, and about four times
+# cheaper to build (a frozen dataclass sets each field through object.__setattr__), which counted
+# on the scoring path (one of each per step, for every scored trajectory).
+class ShellCommand(NamedTuple):
     """One shell action: the command string the safety analyzer scans."""
 
     tool_call_id: str | None
@@ -66,17 +75,16 @@ class ShellCommand:
     command: str
 
 
-@dataclass(frozen=True)
-class StepData:
+class StepData(NamedTuple):
     """One step (one assistant message) with what the scorer needs about it."""
 
     index: int
     message_index: int
     reasoning: str
     text: str
-    tool_calls: list[dict] = field(default_factory=list)
-    commands: list[ShellCommand] = field(default_factory=list)
-    tool_results: list[dict] = field(default_factory=list)
+    tool_calls: list[dict]
+    commands: list[ShellCommand]
+    tool_results: list[dict]
 
 
 class _Errors:
@@ -377,8 +385,35 @@ def content_digest(canonical: dict) -> str:
         "outcome": canonical.get("outcome", {}),
         "task_type": canonical.get("task_type"),
     }
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(payload)).hexdigest()
+
+
+# orjson writes a float as Python's repr does except for exponents -5 to -9 ("1e-7" for "1e-07",
+# "0.00001" for "1e-05"); found by comparing both over millions of random doubles, and pinned by
+# a hypothesis test. Either spelling in its output sends the value to the reference encoder.
+_ORJSON_FLOAT_DIFFERS = re.compile(rb"e-[5-9](?![0-9])")
+
+
+def canonical_json(value: Any) -> bytes:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8
+    (``surrogatepass``): the text every content digest is taken over, byte for byte.
+
+    orjson writes the same bytes about ten times faster (the digest was a fifth of the CPU of a
+    scored trajectory) for all JSON but a few float spellings, which are checked for, and what it
+    refuses (integers past 64 bits, lone surrogates, keys that are not strings), which goes to
+    the reference encoder. The one value both accept and spell differently is a non-finite float
+    (``NaN`` there, ``null`` here): it is no JSON, and no entry point lets one through.
+    """
+    if orjson is not None:
+        try:
+            fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # orjson.JSONEncodeError is a TypeError
+            pass
+        else:
+            if b"0.0000" not in fast and _ORJSON_FLOAT_DIFFERS.search(fast) is None:
+                return fast
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _command_from_value(value: object) -> str | None:
@@ -467,7 +502,7 @@ def extract_steps(
     Steps hold copies of the tool calls, unless ``share_calls`` (for a caller that only reads
     them, such as the scorer: copying is a tenth of its work).
     """
-    steps: list[dict[str, Any]] = []
+    steps: list[StepData] = []
     step_of_call: dict[str, int] = {}
     for message_index, message in enumerate(canonical.get("messages", [])):
         role = message.get("role")
@@ -480,20 +515,20 @@ def extract_steps(
                 if isinstance(call.get("id"), str):
                     step_of_call[call["id"]] = len(steps)
             steps.append(
-                {
-                    "index": len(steps),
-                    "message_index": message_index,
-                    "reasoning": message.get("reasoning_content") or "",
-                    "text": message.get("content") or "",
-                    "tool_calls": tool_calls,
-                    "commands": commands,
-                    "tool_results": [],
-                }
+                StepData(
+                    index=len(steps),
+                    message_index=message_index,
+                    reasoning=message.get("reasoning_content") or "",
+                    text=message.get("content") or "",
+                    tool_calls=tool_calls,
+                    commands=commands,
+                    tool_results=[],  # filled in below, as the tool messages come
+                )
             )
         elif role == "tool" and steps:
             call_id = message.get("tool_call_id")
             target = step_of_call.get(call_id, len(steps) - 1) if call_id else len(steps) - 1
-            steps[target]["tool_results"].append(
+            steps[target].tool_results.append(
                 {"tool_call_id": call_id, "content": message.get("content") or ""}
             )
-    return [StepData(**step) for step in steps]
+    return steps

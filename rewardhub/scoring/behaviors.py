@@ -28,6 +28,7 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from annotations.canonical import StepData
 from safety.analyzer.policy import glob_regex  # one path-glob dialect for rules and rewards
@@ -107,9 +108,9 @@ class CommandFacts:
         return bool(self.edits) or self.edits_unknown
 
 
-@dataclass(frozen=True, slots=True)
-class StepFacts:
-    """Per-step facts the detectors read: computed once per trajectory."""
+class StepFacts(NamedTuple):
+    """Per-step facts the detectors read: computed once per trajectory (a NamedTuple: immutable
+    and cheap to build, like ``StepData``)."""
 
     index: int
     events: tuple[CommandFacts, ...]  # in order, one per shell command or file tool call

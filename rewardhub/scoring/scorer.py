@@ -51,7 +51,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from annotations.canonical import StepData, extract_steps, json_copy, normalize_trajectory
 
@@ -198,8 +198,9 @@ class _Behavior:
     detect: Callable[[Sequence[StepFacts]], tuple[int, ...]] | None
 
 
-@dataclass(frozen=True, slots=True)
-class StepScore:
+class StepScore(NamedTuple):
+    """One step's reward and its parts (a NamedTuple: immutable and cheap to build)."""
+
     step: int
     message_index: int
     reward_micro: int  # amounts in micro-units (exact integers)

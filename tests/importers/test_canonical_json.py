@@ -1,0 +1,100 @@
+"""canonical_json (the text every content digest hashes) against its reference definition:
+``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from annotations import canonical
+from annotations.canonical import canonical_json, content_digest
+
+
+def reference(value: Any) -> bytes:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "surrogatepass")
+
+
+finite_floats = st.floats(allow_nan=False, allow_infinity=False)
+# every code point, lone surrogates included (JSON's \ud800 escapes decode to them)
+any_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=6)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | finite_floats
+    | any_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(json_values)
+def test_same_bytes_as_the_reference(value: Any) -> None:
+    assert canonical_json(value) == reference(value)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(finite_floats, min_size=1, max_size=8))
+def test_every_float_spelling_matches(values: list[float]) -> None:
+    assert canonical_json(values) == reference(values)
+
+
+@pytest.mark.parametrize("exponent", range(-12, 25))
+def test_floats_around_every_exponent(exponent: int) -> None:
+    values = [m * 10.0**exponent for m in (1.0, 1.2345678901234567, 9.99, -5.5)]
+    assert canonical_json({"x": values}) == reference({"x": values})
+
+
+def test_random_doubles_across_the_whole_range() -> None:
+    # a fixed sweep over bit patterns: exponents the hypothesis draws may not reach
+    values = []
+    for i in range(20_000):
+        (value,) = struct.unpack("<d", struct.pack("<Q", (i * 0x9E3779B97F4A7C15) % 2**64))
+        if math.isfinite(value):
+            values.append(value)
+    assert canonical_json(values) == reference(values)
+
+
+def test_refused_by_orjson_falls_back_to_the_reference() -> None:
+    for value in (
+        {"n": 2**64},  # past 64 bits
+        {"s": "\ud800"},  # a lone surrogate
+        {"nested": [{"\udfff": 1}]},
+        {"outer": {1: "a key that is no string"}},
+        ("a", "tuple"),
+    ):
+        assert canonical_json(value) == reference(value)
+    with pytest.raises(TypeError):  # not JSON at all: the reference's error
+        canonical_json({"x": object()})
+
+
+def test_plain_json_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The speed is the point: JSON without the few odd float spellings never reaches json."""
+    value = {"messages": [{"content": "pytest -q\n\u00e9", "n": 3, "x": 0.25, "y": None}]}
+    expected = reference(value)
+
+    def refuse(*args: Any, **kwargs: Any) -> str:
+        raise AssertionError("the reference encoder ran")
+
+    monkeypatch.setattr(canonical.json, "dumps", refuse)
+    assert canonical_json(value) == expected
+
+
+def test_without_orjson_the_digest_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    trajectory = {
+        "messages": [{"role": "user", "content": 'fix tests/test_x.py \u00e9\n\t"q"'}],
+        "outcome": {"score": 1.5e-07, "tests_passed": 3},
+        "task_type": "swe-bugfix",
+    }
+    fast = content_digest(trajectory)
+    monkeypatch.setattr(canonical, "orjson", None)
+    assert content_digest(trajectory) == fast
