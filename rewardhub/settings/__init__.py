@@ -158,6 +158,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "rewardhub.schema.AutoSchema",
     # JSON only, size- and depth-limited before it reaches a view (rewardhub.parsers).
     "DEFAULT_PARSER_CLASSES": ["rewardhub.parsers.JSONParser"],
+    # DRF's JSON, written through orjson where that gives the same JSON (rewardhub.renderers).
+    "DEFAULT_RENDERER_CLASSES": [
+        "rewardhub.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
     "EXCEPTION_HANDLER": "rewardhub.api_errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "score": env.str("THROTTLE_SCORE", default="6000/min"),
