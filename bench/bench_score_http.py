@@ -15,8 +15,9 @@ What it does, all on 127.0.0.1 and bounded in time:
    gunicorn on a free port, waits for ``/healthz``, checks one response of each endpoint, and
    runs wrk (a Lua script generated into a temp dir) against ``POST /api/v1/score/`` (the
    30-step trajectory of ``bench_scorer``) and ``POST /api/v1/score/batch/`` (16 of them):
-   a short warm-up, then ``--rounds`` runs of ``--seconds`` each; the best round by req/s is
-   reported with its own p50/p99 (exact percentiles from wrk's latency histogram in Lua ``done``);
+   a short warm-up of each, then ``--rounds`` runs of ``--seconds`` each, single and batch
+   alternating; the best round by req/s is reported with its own p50/p99 (exact percentiles
+   from wrk's latency histogram in Lua ``done``);
 4. stops gunicorn (its whole process group) at the end, also on error or Ctrl-C.
 
 The machine's load (``uptime``) is printed with the table: other work on the box lowers the
@@ -281,23 +282,34 @@ def wrk(url: str, script: Path, seconds: float, connections: int) -> dict:
     raise SystemExit(f"wrk gave no result ({out.returncode}):\n{out.stdout}\n{out.stderr}")
 
 
-def measure(
+def one_round(
     mode: str, url: str, pgid: int, script: Path, per_request: int, args: argparse.Namespace
 ) -> Row:
-    wrk(url, script, args.warmup, args.connections)  # warm caches, pools, both workers
-    best: Row | None = None
+    cpu = group_cpu_seconds(pgid)
+    r = wrk(url, script, args.seconds, args.connections)
+    cpu_ms = (group_cpu_seconds(pgid) - cpu) * 1000 / max(1, r["requests"])
+    rps = r["requests"] / (r["duration_us"] / 1e6)
+    errors = r["connect"] + r["read"] + r["write"] + r["status"] + r["timeout"]
+    return Row(mode, rps, rps * per_request, r["p50"] / 1000, r["p99"] / 1000, errors, cpu_ms)
+
+
+def measure(
+    targets: list[tuple[str, str, Path, int]], pgid: int, args: argparse.Namespace
+) -> list[Row]:
+    """The best round of each (mode, url, script, trajectories per request) target.
+
+    Rounds alternate between the targets, so when the machine's speed drifts (a shared host's
+    does, by a third within minutes) both single and batch rows see it alike, and their ratio
+    is not an artefact of which ran first."""
+    for _mode, url, script, _n in targets:
+        wrk(url, script, args.warmup, args.connections)  # warm caches, pools, both workers
+    best: dict[str, Row] = {}
     for _ in range(args.rounds):
-        cpu = group_cpu_seconds(pgid)
-        r = wrk(url, script, args.seconds, args.connections)
-        cpu_ms = (group_cpu_seconds(pgid) - cpu) * 1000 / max(1, r["requests"])
-        rps = r["requests"] / (r["duration_us"] / 1e6)
-        errors = r["connect"] + r["read"] + r["write"] + r["status"] + r["timeout"]
-        p50, p99 = r["p50"] / 1000, r["p99"] / 1000
-        row = Row(mode, rps, rps * per_request, p50, p99, errors, cpu_ms)
-        if best is None or row.rps > best.rps:
-            best = row
-    assert best is not None
-    return best
+        for mode, url, script, n in targets:
+            row = one_round(mode, url, pgid, script, n, args)
+            if mode not in best or row.rps > best[mode].rps:
+                best[mode] = row
+    return [best[mode] for mode, *_ in targets]
 
 
 def split_cpu(single_ms: float, batch_ms: float, n: int) -> tuple[float, float]:
@@ -394,11 +406,11 @@ def main() -> None:
             print(f"gunicorn {worker_class} x{args.workers}: wrk runs ...", flush=True)
             with gunicorn(env, worker_class, args.workers, args.threads) as (base, pgid):
                 check_endpoints(base, key, single, batch, args.batch)
-                for mode, path, script, n in (
-                    ("single", "/api/v1/score/", single, 1),
-                    (f"batch of {args.batch}", "/api/v1/score/batch/", batch, args.batch),
-                ):
-                    rows.append((worker_class, measure(mode, base + path, pgid, script, n, args)))
+                targets = [
+                    ("single", base + "/api/v1/score/", single, 1),
+                    (f"batch of {args.batch}", base + "/api/v1/score/batch/", batch, args.batch),
+                ]
+                rows += [(worker_class, row) for row in measure(targets, pgid, args)]
 
     print()
     threads = f" ({args.threads} threads each for gthread and prod)"
@@ -406,7 +418,8 @@ def main() -> None:
         f"HTTP scoring of the 30-step SWE trajectory (bench_scorer.build_trajectory, "
         f"{len(json.dumps(traj)) / 1024:.0f} KiB) under gunicorn, {args.workers} workers{threads},"
         f"\nwrk from a second process: 1 thread, {args.connections} connections, "
-        f"best of {args.rounds} x {args.seconds:.0f} s rounds (p50/p99 of that round). "
+        f"best of {args.rounds} x {args.seconds:.0f} s rounds, single and batch rounds "
+        f"alternating (p50/p99 of that round). "
         f"Throttle scope 'score' raised to {THROTTLE} (THROTTLE_SCORE) so it never caps.\n"
         f"Baseline: in-process warm scorer, score(C1 dict) + to_dict, one core, same spec = "
         f"{baseline:,.0f} traj/s (measured in this run).\n"
