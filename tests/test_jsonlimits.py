@@ -1,13 +1,18 @@
-"""jsonlimits.depth_exceeds against a plain recursive definition of nesting depth."""
+"""jsonlimits: depth_exceeds against a plain recursive definition of nesting depth, and
+loads_bounded's orjson path against json's."""
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardhub.jsonlimits import depth_exceeds
+from rewardhub import jsonlimits
+from rewardhub.jsonlimits import JsonTooDeep, depth_exceeds, loads_bounded
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=3),
@@ -44,3 +49,106 @@ def test_a_deep_chain_beside_shallow_siblings() -> None:
     assert depth_exceeds({"k": chain}, 51) is True
     assert depth_exceeds("leaf", 0) is False
     assert depth_exceeds([], 0) is True
+
+
+# --- loads_bounded: orjson's fast path decodes exactly what json decodes -------------------------
+
+any_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=6)
+wide_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | any_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (1, 1.0 and True are not the same)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def reference(text: str, **kwargs: Any) -> tuple[str, Any]:
+    """What loads_bounded gives without orjson: ("ok", value) or ("error", exception type)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonlimits, "orjson", None)
+        return outcome(text, **kwargs)
+
+
+def outcome(text: str, **kwargs: Any) -> tuple[str, Any]:
+    try:
+        return "ok", loads_bounded(text, **kwargs)
+    except JsonTooDeep:
+        return "error", JsonTooDeep
+    except ValueError as exc:
+        return "error", str(exc)
+
+
+def agree(text: str, **kwargs: Any) -> None:
+    fast, slow = outcome(text, **kwargs), reference(text, **kwargs)
+    assert fast[0] == slow[0], (text, fast, slow)
+    if fast[0] == "ok":
+        assert same(fast[1], slow[1]), (text, fast, slow)
+    else:
+        assert fast[1] == slow[1], (text, fast, slow)  # json's own message, or too deep
+
+
+@settings(max_examples=500, deadline=None)
+@given(wide_json, st.booleans(), st.booleans(), st.integers(min_value=0, max_value=8))
+def test_fast_decoding_is_jsons(value: Any, ascii_only: bool, strict: bool, limit: int) -> None:
+    # ensure_ascii spells lone surrogates as \ud800 escapes, which orjson refuses
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    agree(text, strict_constants=strict, max_depth=limit)
+    agree(text, strict_constants=strict)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet='[]{}",:0123456789.eE+-tfnrualsNIy \\u\t\n\x00\ud800\u00e9', max_size=30))
+def test_fast_decoding_of_broken_text_is_jsons(text: str) -> None:
+    agree(text)
+    agree(text, strict_constants=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[18446744073709551616]",  # 2**64: an int for json, a float for orjson
+        "[-9223372036854775809]",
+        '{"a": 1e19, "b": [1e400]}',
+        "[NaN, Infinity, -Infinity]",
+        '{"a": 1, "b": 2, "a": 3}',  # duplicate keys: the last value, the first place
+        '"\\ud800"',
+        "[1.5e-7, -0.0, 0.1, 5e-324, 123456789012345678]",
+        "\ufeff[1]",
+        "[" * 1100 + "]" * 1100,
+        "",
+        "3",
+        '"text"',
+    ],
+)
+@pytest.mark.parametrize("strict", [False, True])
+def test_fast_decoding_edges(text: str, strict: bool) -> None:
+    agree(text, strict_constants=strict, max_depth=100)
+
+
+def test_the_fast_path_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("json.loads ran")
+
+    monkeypatch.setattr(jsonlimits.json, "loads", refuse)
+    assert loads_bounded('{"messages": [{"content": "x", "n": 1.5}]}', strict_constants=True) == {
+        "messages": [{"content": "x", "n": 1.5}]
+    }
+    with pytest.raises(JsonTooDeep):
+        loads_bounded("[[[[1]]]]", max_depth=3)
