@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.db import (
     DataError,
@@ -400,7 +401,8 @@ def _copy_records(connection: BaseDatabaseWrapper, batch: list[PendingRecord]) -
     with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
         for item in batch:
             values = _record_values(item)
-            values["breakdown"] = Jsonb(values["breakdown"])
+            # orjson: a fifth of the CPU of json.dumps here; PostgreSQL stores the same jsonb
+            values["breakdown"] = Jsonb(values["breakdown"], dumps=orjson.dumps)
             copy.write_row([values[n] for n in names])
 
 
