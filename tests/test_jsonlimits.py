@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from rewardhub import jsonlimits
 from rewardhub.jsonlimits import JsonTooDeep, depth_exceeds, loads_bounded
+from tests.json_strategies import json_values as wide_json_values
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=3),
@@ -52,18 +53,6 @@ def test_a_deep_chain_beside_shallow_siblings() -> None:
 
 
 # --- loads_bounded: orjson's fast path decodes exactly what json decodes -------------------------
-
-any_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=6)
-wide_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=-(2**80), max_value=2**80)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | any_text,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4),
-    max_leaves=30,
-)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -105,7 +94,7 @@ def agree(text: str, **kwargs: Any) -> None:
 
 
 @settings(max_examples=500, deadline=None)
-@given(wide_json, st.booleans(), st.booleans(), st.integers(min_value=0, max_value=8))
+@given(wide_json_values, st.booleans(), st.booleans(), st.integers(min_value=0, max_value=8))
 def test_fast_decoding_is_jsons(value: Any, ascii_only: bool, strict: bool, limit: int) -> None:
     # ensure_ascii spells lone surrogates as \ud800 escapes, which orjson refuses
     text = json.dumps(value, ensure_ascii=ascii_only)

@@ -14,26 +14,12 @@ from hypothesis import strategies as st
 
 from annotations import canonical
 from annotations.canonical import canonical_json, content_digest
+from tests.json_strategies import finite_floats, json_values
 
 
 def reference(value: Any) -> bytes:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return text.encode("utf-8", "surrogatepass")
-
-
-finite_floats = st.floats(allow_nan=False, allow_infinity=False)
-# every code point, lone surrogates included (JSON's \ud800 escapes decode to them)
-any_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=6)
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | finite_floats
-    | any_text,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4),
-    max_leaves=30,
-)
 
 
 @settings(max_examples=600, deadline=None)
