@@ -35,6 +35,7 @@ from rewardhub.models import (
     TrainingRun,
     TrustedBehaviour,
 )
+from rewardhub.parsers import ReleasesParsedBody
 from rewardhub.permissions import CanCompileRewards, CanEditRewards, CanReadRewards, CanScore
 from rewardhub.scoring import score_openrlhf
 from rewardhub.serializers import (
@@ -90,34 +91,7 @@ def _prefixed(prefix: str, errors: dict[str, list[str]]) -> dict[str, list[str]]
     }
 
 
-class _ReleasesBody:
-    """Frees a scoring request's parsed body and results once they are used, not later.
-
-    DRF keeps them in reference cycles: a request's ``parser_context`` holds the request and
-    the view, the view holds its response (whose ``renderer_context`` holds the view), and a
-    serializer's fields point back at it while its ``initial_data`` is the parsed body. So only
-    Python's cyclic collector freed them, after tracing them on every pass until then: about a
-    tenth of a batch request's CPU. The score views see the largest bodies (16 trajectories of
-    32 KB each are common), so they break those links when done.
-    """
-
-    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
-        response = super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
-        drf_request = getattr(self, "request", None)
-        if isinstance(getattr(drf_request, "parser_context", None), dict):
-            drf_request.parser_context.clear()  # parsing is over
-        self.__dict__.pop("response", None)  # the response still reaches the view to render
-        return response
-
-    @staticmethod
-    def release(request: Request, serializer: serializers.Serializer) -> None:
-        """Drops the body's values from the request and the serializer (call when done)."""
-        if isinstance(request.data, dict):
-            request.data.clear()  # also the serializer's initial_data: the same dict
-        serializer.validated_data.clear()
-
-
-class ScoreView(_ReleasesBody, APIView):
+class ScoreView(ReleasesParsedBody, APIView):
     """Score one trajectory with a reward model (CONTRACTS C2). API keys need the `score` scope."""
 
     schema_not_found = True  # unknown reward model or version: 404
@@ -151,7 +125,7 @@ class ScoreView(_ReleasesBody, APIView):
         return Response(body)
 
 
-class BatchScoreView(_ReleasesBody, APIView):
+class BatchScoreView(ReleasesParsedBody, APIView):
     """Score many trajectories with one reward model; results in the same order."""
 
     schema_not_found = True  # unknown reward model or version: 404
@@ -196,7 +170,7 @@ class BatchScoreView(_ReleasesBody, APIView):
         return Response({"results": results})
 
 
-class OpenRLHFView(_ReleasesBody, APIView):
+class OpenRLHFView(ReleasesParsedBody, APIView):
     """OpenRLHF's remote reward protocol (CONTRACTS C3). OpenRLHF sends no auth header, so the
     key may also be the last path segment; it is never logged (see rewardhub.logging)."""
 
