@@ -78,7 +78,7 @@ class ShellCommand(NamedTuple):
 class StepData(NamedTuple):
     """One step (one assistant message) with what the scorer needs about it."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing here calls
     message_index: int
     reasoning: str
     text: str
@@ -480,7 +480,7 @@ def _commands_of_call(
 ) -> list[ShellCommand]:
     function = call.get("function") or {}
     name = function.get("name")
-    if name not in shell_tools:
+    if not isinstance(name, str) or name not in shell_tools:
         return []
     command = _command_from_arguments(function.get("arguments"), command_keys)
     if command is None or not command.strip():

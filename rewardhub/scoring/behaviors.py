@@ -112,7 +112,7 @@ class StepFacts(NamedTuple):
     """Per-step facts the detectors read: computed once per trajectory (a NamedTuple: immutable
     and cheap to build, like ``StepData``)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing here calls
     events: tuple[CommandFacts, ...]  # in order, one per shell command or file tool call
     commands: tuple[str, ...]
     signature: tuple[str, ...]  # tool calls as canonical text, for repetition checks

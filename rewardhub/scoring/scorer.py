@@ -386,7 +386,7 @@ class Scorer:
             )
         return tuple(out)
 
-    def score(self, trajectory: dict, *, source_bytes: int | None = None) -> ScoreResult:
+    def score(self, trajectory: object, *, source_bytes: int | None = None) -> ScoreResult:
         """Scores a C1 trajectory; raises ``TrajectoryError`` for invalid input (a 400).
 
         ``source_bytes``: the size of the JSON text it was decoded from, if known (see
