@@ -410,10 +410,28 @@ def canonical_json(value: Any) -> bytes:
         except TypeError:  # orjson.JSONEncodeError is a TypeError
             pass
         else:
-            if b"0.0000" not in fast and _ORJSON_FLOAT_DIFFERS.search(fast) is None:
+            # Scanning the output costs more than writing it: done only when a float is there.
+            if not _holds_float(value) or (
+                b"0.0000" not in fast and _ORJSON_FLOAT_DIFFERS.search(fast) is None
+            ):
                 return fast
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return text.encode("utf-8", "surrogatepass")
+
+
+def _holds_float(value: object) -> bool:
+    """True if a float is anywhere in ``value`` (through dicts, lists and tuples, as orjson
+    writes them; a float subclass is no float here, and orjson refuses it anyway)."""
+    pending: list[object] = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is float:
+            return True
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list) or isinstance(item, tuple):  # noqa: SIM101 (compiled: faster)
+            pending.extend(item)
+    return False
 
 
 def _command_from_value(value: object) -> str | None:

@@ -21,6 +21,7 @@ _django = get_wsgi_application()
 get_resolver().url_patterns  # noqa: B018
 gc.collect()
 gc.freeze()
+gc.set_threshold(*settings.GC_THRESHOLDS)
 application = LoadShedding(
     _django,
     max_wait=settings.RESILIENCE["SHED_QUEUE_SECONDS"],
