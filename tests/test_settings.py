@@ -66,3 +66,25 @@ def test_pool_retries_a_lost_database_at_a_steady_pace() -> None:
         delays.append(attempt.delay)
     wanted = settings.DATABASE_POOL_RECONNECT_SECONDS
     assert all(0.85 * wanted <= d <= 1.15 * wanted for d in delays), delays
+
+
+def test_served_processes_take_the_gc_thresholds_from_the_environment() -> None:
+    """rewardhub.wsgi (what gunicorn loads) sets them after freezing the start-up objects."""
+    code = (
+        "import gc, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'rewardhub.settings');"
+        "import rewardhub.wsgi; print(gc.get_threshold(), gc.get_freeze_count() > 0)"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_"))}
+    for env, expected in (
+        ({}, "(10000, 10, 10) True"),
+        ({"RH_GC_THRESHOLDS": "5000,20,30"}, "(5000, 20, 30) True"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={**clean, **env},
+            capture_output=True,
+            text=True,
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == expected

@@ -84,3 +84,23 @@ def test_without_orjson_the_digest_is_the_same(monkeypatch: pytest.MonkeyPatch) 
     fast = content_digest(trajectory)
     monkeypatch.setattr(canonical, "orjson", None)
     assert content_digest(trajectory) == fast
+
+
+def test_float_lookalikes_in_text_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output is scanned for orjson's own float spellings only when a float is in the
+    value: text that merely looks like one ("0.00001", "1e-7") is written the same by both."""
+    text_only = {"content": "pip 0.00001 and 1e-7, exit e-5", "steps": [[1, 2], ("t", None)]}
+    with_float = {"content": "pip 0.00001", "score": 1e-7}
+    expected = {id(v): reference(v) for v in (text_only, with_float)}
+    calls: list[int] = []
+    real_dumps = json.dumps
+
+    def counting(*args: Any, **kwargs: Any) -> str:
+        calls.append(1)
+        return real_dumps(*args, **kwargs)
+
+    monkeypatch.setattr(canonical.json, "dumps", counting)
+    assert canonical_json(text_only) == expected[id(text_only)]
+    assert calls == []
+    assert canonical_json(with_float) == expected[id(with_float)]
+    assert calls == [1]  # orjson spells 1e-7 as "1e-7": the reference writes it

@@ -133,6 +133,24 @@ def test_editor_tool_calls() -> None:
     assert classify_tool_call(tool_call(5, "search_web", {"q": "x"})) is None
 
 
+def test_editor_arguments_as_json_text_of_every_kind() -> None:
+    """Arguments sent as JSON text decode alike whichever decoder takes them (orjson refuses
+    NaN and integers past 64 bits read as floats; neither changes a path)."""
+
+    def text_call(arguments: str) -> dict:
+        return {"id": "c", "type": "function", "function": {"name": "edit", "arguments": arguments}}
+
+    assert classify_tool_call(text_call('{"path": "a.py", "n": NaN}')).edits == ("a.py",)
+    assert classify_tool_call(text_call('{"path": "b.py", "n": 18446744073709551616}')).edits == (
+        "b.py",
+    )
+    assert classify_tool_call(text_call('{"path": "\\u00e9/c.py"}')).edits == ("\u00e9/c.py",)
+    broken = classify_tool_call(text_call('{"path": "d.py"'))  # no JSON: no known path
+    assert broken is not None and broken.edits == () and broken.edits_unknown
+    deep = classify_tool_call(text_call("[" * 5000 + "]" * 5000))
+    assert deep is not None and deep.edits == () and deep.edits_unknown
+
+
 def test_same_file_and_test_paths() -> None:
     assert same_file("/testbed/src/a.py", "src/a.py")
     assert not same_file("src/a.py", "src/aa.py")
