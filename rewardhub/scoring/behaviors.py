@@ -31,12 +31,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from annotations.canonical import StepData
+from rewardhub.jsonlimits import loads_bounded
 from safety.analyzer.policy import glob_regex  # one path-glob dialect for rules and rewards
-
-try:  # optional: tool-call arguments decode faster with it, to the same strings
-    import orjson
-except ImportError:  # pragma: no cover - an install without it decodes with json alone
-    orjson = None  # type: ignore[assignment]
 
 DEFAULT_ERROR_REGEX = (
     r"Traceback \(most recent call last\)|command not found|No such file or directory"
@@ -373,23 +369,11 @@ def classify_command(command: str) -> CommandFacts:
 def _arguments(call: dict) -> dict:
     args = (call.get("function") or {}).get("arguments")
     if isinstance(args, str):
-        args = _decode(args)
+        try:  # orjson where it gives json's value; only the strings (paths) are read
+            args = loads_bounded(args)
+        except ValueError:  # no JSON, or nested too deep
+            return {}
     return args if isinstance(args, dict) else {}
-
-
-def _decode(text: str) -> object:
-    """JSON arguments, decoded by orjson when it can (a few times faster than json; what it
-    refuses, such as NaN, goes to json), or None if they are no JSON. Only their strings are
-    read (paths), so orjson's one difference, integers past 64 bits as floats, does not show."""
-    if orjson is not None:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
 
 
 def classify_tool_call(call: dict) -> CommandFacts | None:
