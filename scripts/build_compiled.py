@@ -3,7 +3,8 @@
     .venv/bin/python scripts/build_compiled.py [--force]
 
 Builds each module of ``rewardhub.compiled.MODULES`` into a C extension beside its source (its
-generated C and object files go under ``var/build``). It does nothing when every extension is
+generated C and object files go under ``var/build``), and each hand-written C module of
+``C_MODULES`` from its ``.c`` file. It does nothing when every extension is
 newer than its source, unless ``--force``. Old extensions are deleted before a build, so a failed
 build leaves plain Python, never stale code; it then exits with status 1 and says why.
 """
@@ -19,24 +20,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rewardhub.compiled import MODULES, extension_paths, source_path, stale_modules  # noqa: E402
+from rewardhub.compiled import (  # noqa: E402
+    C_MODULES,
+    MODULES,
+    built_modules,
+    extension_paths,
+    source_path,
+    stale_modules,
+)
 
 BUILD_DIR = ROOT / "var" / "build"
 
 
 def up_to_date() -> bool:
-    return all(extension_paths(m) for m in MODULES) and not stale_modules()
+    return all(extension_paths(m) for m in built_modules()) and not stale_modules()
 
 
 def remove_extensions() -> None:
-    for module in MODULES:
+    for module in built_modules():
         for path in extension_paths(module):
             path.unlink()
 
 
 def build() -> None:
     from mypyc.build import mypycify
-    from setuptools import setup
+    from setuptools import Extension, setup
 
     sources = [str(source_path(m).relative_to(ROOT)) for m in MODULES]
     mypy_options = [
@@ -52,6 +60,10 @@ def build() -> None:
         separate=True,  # one extension per module, beside it (no shared library at the root)
         target_dir=str(BUILD_DIR / "mypyc"),
     )
+    extensions += [
+        Extension(m, [str(source_path(m).relative_to(ROOT))], extra_compile_args=["-O2"])
+        for m in C_MODULES
+    ]
     setup(
         name="rewardhub-compiled",
         packages=[],
@@ -91,15 +103,16 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
-    missing = [m for m in MODULES if not extension_paths(m)]
+    missing = [m for m in built_modules() if not extension_paths(m)]
     if missing:
         remove_extensions()
         print(f"compiled scoring core: build made no extension for {missing}", file=sys.stderr)
         return 1
-    for module in MODULES:  # setuptools keeps the time of a file it did not need to relink
+    for module in built_modules():  # setuptools keeps the time of a file it did not need to relink
         for path in extension_paths(module):
             path.touch()
-    print(f"compiled scoring core: {len(MODULES)} modules in {time.monotonic() - started:.0f} s")
+    elapsed = time.monotonic() - started
+    print(f"compiled scoring core: {len(built_modules())} modules in {elapsed:.0f} s")
     return 0
 
 

@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 from annotations.canonical import StepData
 from rewardhub.jsonlimits import loads_bounded
+from rewardhub.scoring.markers import marker_lines
 from safety.analyzer.policy import glob_regex  # one path-glob dialect for rules and rewards
 
 DEFAULT_ERROR_REGEX = (
@@ -508,6 +509,8 @@ _ERROR_MARKERS = (
     "traceback", "not found", "no such file", "permission denied", "non-zero", "rror:", "xit",
     "atal:", "exception: ", "sh: ",
 )  # fmt: skip
+# One scan of the text for all markers (C when built; see rewardhub.scoring.markers).
+_ERROR_MARKER_LINES = marker_lines(_ERROR_MARKERS)
 # Work per tool result is bounded: errors show at the start or the end of an output, and a
 # multi-megabyte output must not make scoring slow.
 _ERROR_HEAD = 1024
@@ -520,16 +523,9 @@ def _default_error_check(rx: re.Pattern[str]) -> Callable[[str], bool]:
             text = text[:_ERROR_HEAD] + "\n" + text[-_ERROR_TAIL:]
         if not text.isascii():
             return rx.search(text) is not None
-        lower = text.lower()
-        for marker in _ERROR_MARKERS:
-            i = lower.find(marker)
-            while i != -1:
-                start = text.rfind("\n", 0, i) + 1
-                end = text.find("\n", i)
-                end = len(text) if end == -1 else end
-                if rx.search(text, start, end) is not None:
-                    return True
-                i = lower.find(marker, end)
+        for start, end in _ERROR_MARKER_LINES(text):
+            if rx.search(text, start, end) is not None:
+                return True
         return False
 
     return is_error
