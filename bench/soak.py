@@ -11,6 +11,13 @@ per-process caches (scorer scan cache, command classifier, analyzer memos, route
 fill to their limits and must then stay there. Every 20th trajectory also runs an unsafe
 command, so it is flagged and imported for review.
 
+The caches that distinct trajectories fill slowly run with smaller limits (``SOAK_CACHE_LIMITS``),
+so that they are full before the warm-up ends and any growth after it is a leak, not a cache
+still filling: at production sizes the analyzers' memos and result caches of the review scans
+(fed by one trajectory in 20) take more than the whole run to fill, and their growth looked like
+one. ``--production-caches`` keeps the configured sizes (for a run of an hour or more);
+``tests/test_cache_limits.py`` checks that every cache stops at its limit.
+
 Every ``--sample`` seconds the RSS of each gunicorn worker is read from /proc. The report gives
 per worker the RSS at the end of the warm-up (``--warmup`` share of the run), at the end, the
 peak, and the least-squares slope over the second half of the run in MB/min. Exits 1 if a
@@ -47,6 +54,13 @@ from service_harness import (
 )
 
 DB_NAME = "rewardhub_soak"
+# Filled within the warm-up at this soak's rates (see the module docstring); the others fill
+# in seconds at their production sizes.
+SOAK_CACHE_LIMITS = {
+    "RH_CACHE_ANALYZER_RESULTS": "1024",
+    "RH_CACHE_ANALYZER_MEMOS": "2048",
+    "RH_CACHE_ROUTED_ROLLOUTS": "500",
+}
 SCORE = "/api/v1/score/"
 TOKEN = "__N__"  # noqa: S105 (a placeholder, not a secret)
 
@@ -98,10 +112,16 @@ def main() -> int:
     parser.add_argument("--max-slope", type=float, default=2.0, help="MB/min per worker, 2nd half")
     parser.add_argument("--db", default=DB_NAME)
     parser.add_argument("--samples-out", type=Path, help="write every RSS sample here (CSV)")
+    parser.add_argument(
+        "--production-caches",
+        action="store_true",
+        help="keep the configured cache limits (slow caches then fill long after the warm-up)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)
 
-    env = service_env(args.db, THROTTLE_SCORE="1000000/s")
+    caches = {} if args.production_caches else SOAK_CACHE_LIMITS
+    env = service_env(args.db, THROTTLE_SCORE="1000000/s", **caches)
     print(f"preparing database {args.db} (migrate, seed_demo, API key) ...", flush=True)
     key = prepare_database(env, args.db)
     load_before = loadavg()
@@ -140,6 +160,9 @@ def main() -> int:
         f"({result.rate:,.0f} req/s; {args.connections} connections; {args.workers} workers x "
         f"{args.threads} threads). Status counts: {dict(sorted(result.status.items()))}, "
         f"socket errors {result.socket_errors}.\nMachine: {load_before} before, {loadavg()} after."
+        f"\nCache limits: "
+        + (", ".join(f"{k}={v}" for k, v in caches.items()) or "as configured")
+        + "."
     )
     header = (
         f"{'worker':>8} {'samples':>7} {'warm MB':>8} {'end MB':>8} {'peak MB':>8} "

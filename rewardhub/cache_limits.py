@@ -21,4 +21,5 @@ def apply_cache_limits(limits: Mapping[str, int]) -> None:
     scorer.SCAN_CACHE_SIZE = limits["SCORER_COMMANDS"]
     engine.ANALYZER_CACHE_SIZE = limits["ANALYZERS"]
     engine.CANDIDATE_CACHE_SIZE = limits["ANALYZER_CANDIDATES"]
+    engine.MEMO_CACHE_SIZE = limits["ANALYZER_MEMOS"]
     engine.REGEX_CACHE_SIZE = limits["ANALYZER_REGEXES"]

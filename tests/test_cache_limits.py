@@ -44,6 +44,7 @@ def test_settings_set_the_pure_cores_limits(monkeypatch: pytest.MonkeyPatch) -> 
         "SCORER_COMMANDS": (scorer_module, "SCAN_CACHE_SIZE"),
         "ANALYZERS": (engine_module, "ANALYZER_CACHE_SIZE"),
         "ANALYZER_CANDIDATES": (engine_module, "CANDIDATE_CACHE_SIZE"),
+        "ANALYZER_MEMOS": (engine_module, "MEMO_CACHE_SIZE"),
         "ANALYZER_REGEXES": (engine_module, "REGEX_CACHE_SIZE"),
     }
     for module, name in targets.values():
@@ -115,6 +116,16 @@ def test_analyzer_result_and_candidate_caches_stay_bounded(
         analyzer.analyze(f"tool{i} --flag{i} /srv/data/{i}")
     assert len(analyzer._cache) == LIMIT
     assert len(analyzer._cands) <= LIMIT
+
+
+def test_analyzer_memos_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Path predicates and option spellings, memoised by raw argument, stop at the limit."""
+    monkeypatch.setattr(engine_module, "MEMO_CACHE_SIZE", LIMIT)
+    analyzer = Analyzer(load_default_policy(), AnalyzerConfig(cache_size=0))
+    for i in range(N):
+        analyzer.analyze(f"rm -rf -x{i} --opt{i} /srv/data/{i} tests/t{i}.py ~/.ssh/k{i}")
+    assert 0 < len(analyzer.pc.path_preds) <= LIMIT
+    assert 0 < len(analyzer.pc.flag_tokens) <= LIMIT
 
 
 def test_analyzer_regex_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -87,6 +87,30 @@ def test_random_texts_built_from_marker_pieces_match() -> None:
         assert c(text) == expected, text
 
 
+def test_random_ascii_of_every_kind_matches() -> None:
+    """Every ASCII character (controls, NUL, DEL), long lines and texts without a newline."""
+    rng = random.Random(7)
+    alphabet = [chr(i) for i in range(128)]
+    c, py = c_scanner()(MARKERS), PyMarkerLines(MARKERS)
+    for _ in range(300):
+        chars = [rng.choice(alphabet) for _ in range(rng.choice([0, 1, 2, 50, 4000, 20000]))]
+        for _ in range(rng.randint(0, 5)):  # plant a few markers
+            at = rng.randint(0, len(chars))
+            chars[at:at] = list(rng.choice(MARKERS).upper() if rng.random() < 0.5 else "xit")
+        text = "".join(chars)
+        expected = reference(MARKERS, text)
+        assert py(text) == expected
+        assert c(text) == expected
+
+
+def test_a_str_subclass_is_scanned_like_a_str() -> None:
+    class Text(str):
+        pass
+
+    text = Text("ok\nbash: x: command not found\n")
+    assert c_scanner()(MARKERS)(text) == PyMarkerLines(MARKERS)(text) == [(3, 29)]
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     markers=st.lists(
@@ -130,6 +154,14 @@ def test_bad_text_is_refused_alike(text: object, error: type[Exception]) -> None
         PyMarkerLines(MARKERS)(text)  # type: ignore[arg-type]
     with pytest.raises(error):
         c_scanner()(MARKERS)(text)
+
+
+def test_a_failed_reinitialisation_leaves_the_scanner_unusable() -> None:
+    scanner = c_scanner()(("ab",))
+    with pytest.raises(ValueError):
+        scanner.__init__(("cd", "E"))
+    with pytest.raises(ValueError, match="not initialised"):
+        scanner("ab cd")
 
 
 def test_limits_are_inclusive() -> None:

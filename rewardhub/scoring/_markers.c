@@ -50,6 +50,7 @@ MarkerLines_init(MarkerLines *self, PyObject *args, PyObject *kwargs) {
         PyErr_Format(PyExc_ValueError, "expected 1 to %d markers, got %zd", MAX_MARKERS, count);
         return -1;
     }
+    self->count = 0; /* a failed (re)initialisation leaves it unusable, not half built */
     memset(self->by_first, 0, sizeof(self->by_first));
     memset(self->pairs, 0, sizeof(self->pairs));
     for (Py_ssize_t k = 0; k < count; k++) {

@@ -261,6 +261,8 @@ CACHE_LIMITS = {
     "ANALYZER_RESULTS": env.int("RH_CACHE_ANALYZER_RESULTS", default=16_384),
     # rule candidates per analyzer, keyed by command name and shape
     "ANALYZER_CANDIDATES": env.int("RH_CACHE_ANALYZER_CANDIDATES", default=100_000),
+    # option spellings and path predicates memoised per analyzer, by raw argument (each)
+    "ANALYZER_MEMOS": env.int("RH_CACHE_ANALYZER_MEMOS", default=65_536),
     # compiled regular expressions of policy rules
     "ANALYZER_REGEXES": env.int("RH_CACHE_ANALYZER_REGEXES", default=2048),
     # reward model versions resolved by the score API (versions are immutable)

@@ -256,7 +256,7 @@ class _PathCtx:
                     skip = j == len(a) - 1
                     break
             got = (tuple(out), skip)
-        if len(self.flag_tokens) < _MEMO_MAX:
+        if len(self.flag_tokens) < MEMO_CACHE_SIZE:
             self.flag_tokens[(key, a)] = got
         return got
 
@@ -691,7 +691,7 @@ def _pred_test(preds: list[str]) -> Callable[[_View, str], bool]:
                 if got is None:
                     p = v.path(raw)
                     got = p is not None and g(v.pc, p, raw)
-                    if len(memo) < _MEMO_MAX:
+                    if len(memo) < MEMO_CACHE_SIZE:
                         memo[key] = got
                 return got
 
@@ -951,7 +951,9 @@ _PATH_PREDS = frozenset(
 
 
 _UP, _RD, _AS, _ARG, _PATH = 1, 2, 4, 8, 16
-_MEMO_MAX = 65536  # entries per helper memo (a few MB at most)
+# Entries per helper memo of an analyzer: option spellings and path predicates by raw argument
+# (a few hundred bytes each; set from the service settings).
+MEMO_CACHE_SIZE = 65_536
 # Rule candidates memoised per analyzer, keyed by command name and shape (set from the service).
 CANDIDATE_CACHE_SIZE = 100_000
 # Analyzers kept by ``analyze()`` per (policy digest, config) (set from the service settings).
