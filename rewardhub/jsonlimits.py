@@ -83,7 +83,6 @@ _UNDECIDED = object()
 # orjson decodes an integer outside [-2**63, 2**64) to the nearest float instead of an int; a
 # float that large sends the text to json, whose value is then the answer.
 _WIDE = float(2**63)
-_WALKED = frozenset({dict, list, float})
 
 
 def _fast_loads(text: str | bytes, max_depth: int) -> Any:
@@ -100,24 +99,25 @@ def _fast_loads(text: str | bytes, max_depth: int) -> Any:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
         return _UNDECIDED
-    level = [value] if type(value) in _WALKED else []
+    if type(value) is float:
+        return _UNDECIDED if abs(value) >= _WIDE else value
+    # One level of containers at a time (orjson gives exact dicts and lists), with the type
+    # tests spelled out: about half the cost of filtering children by a set of types.
+    level: list[Any] = [value] if type(value) is dict or type(value) is list else []
     depth = 0
     while level:
+        depth += 1
+        if depth > max_depth:
+            raise JsonTooDeep(max_depth)
         below: list[Any] = []
-        containers = False
         for item in level:
-            kind = type(item)
-            if kind is float:
-                if abs(item) >= _WIDE:
+            children = item.values() if type(item) is dict else item
+            for child in children:
+                kind = type(child)
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind is float and abs(child) >= _WIDE:
                     return _UNDECIDED
-                continue
-            containers = True
-            children = item.values() if kind is dict else item
-            below += [child for child in children if type(child) in _WALKED]
-        if containers:
-            depth += 1
-            if depth > max_depth:
-                raise JsonTooDeep(max_depth)
         level = below
     return value
 
