@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import collections
 import functools
+import gc
 import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from django.conf import settings as django_settings
 
@@ -216,7 +218,8 @@ def test_scoring_record_queue_stays_bounded(settings: Any) -> None:
     }
     queue = ScoringRecorder()
     for i in range(N):
-        queue.add(PendingRecord(str(i), 1, {}, {}, {}, False, None))  # type: ignore[arg-type]
+        record = PendingRecord(str(i), 1, None, {}, None, {}, False, None)  # type: ignore[arg-type]
+        queue.add(record)
     assert queue.pending() == LIMIT and queue.dropped == N - LIMIT
 
 
@@ -287,7 +290,15 @@ def test_queued_records_hold_trajectories_only_when_they_need_them(
     scoring_services.score_response(version, flagged, None)
     waiting = list(recorder._queue)
     assert [item.trajectory is None for item in waiting] == [True, False]
+    assert [item.response is None for item in waiting] == [True, False]
     assert [item.route for item in waiting] == [False, True]
+    # the row's values are plain (the breakdown as JSON text): nothing for the collector to trace
+    assert not any(gc.is_tracked(item.columns) for item in waiting)
     assert recorder.flush() == 2
     digests = set(ScoringRecord.objects.values_list("trajectory_digest", flat=True))
     assert digests == {content_digest(clean), content_digest(flagged)}
+    stored = ScoringRecord.objects.get(trajectory_digest=content_digest(flagged))
+    assert stored.finding_count == len(waiting[1].response["findings"]) > 0
+    assert stored.breakdown == orjson.loads(waiting[1].columns["breakdown"])
+    expected = scoring_services.record_result_fields(waiting[1].response)["breakdown"]
+    assert stored.breakdown == json.loads(json.dumps(expected))
