@@ -77,9 +77,6 @@ def describe() -> str:
     if not compiled:
         return "scoring core: plain Python (no compiled build; `make compiled`)"
     if len(compiled) == len(every):
-        return (
-            f"scoring core: compiled with mypyc ({len(MODULES)} modules) and "
-            f"{len(C_MODULES)} C module"
-        )
+        return f"scoring core: compiled ({len(MODULES)} modules by mypyc, {len(C_MODULES)} in C)"
     plain = ", ".join(m for m in every if m not in compiled)
     return f"scoring core: partly compiled (plain Python: {plain})"

@@ -3,10 +3,10 @@
     .venv/bin/python scripts/build_compiled.py [--force]
 
 Builds each module of ``rewardhub.compiled.MODULES`` into a C extension beside its source (its
-generated C and object files go under ``var/build``), and each hand-written C module of
-``C_MODULES`` from its ``.c`` file. It does nothing when every extension is
-newer than its source, unless ``--force``. Old extensions are deleted before a build, so a failed
-build leaves plain Python, never stale code; it then exits with status 1 and says why.
+generated C and object files go under ``var/build``), and each hand-written module of
+``C_MODULES`` from its ``.c`` file. It does nothing when every extension is newer than its
+source, unless ``--force``. Old extensions are deleted before a build, so a failed build leaves
+plain Python, never stale code; it then exits with status 1 and says why.
 """
 
 from __future__ import annotations
