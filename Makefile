@@ -11,7 +11,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rewardhub
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # The pure cores (no Django, no I/O) that `make check` type-checks with mypy --strict; the
 # configuration is [tool.mypy] in pyproject.toml.
-MYPY_STRICT_PATHS := core/actions.py core/canonical.py core/jsonlimits.py core/text_actions.py safety/analyzer safety/effects rewards/scoring trainer_bridge/losses.py
+MYPY_STRICT_PATHS := core/actions.py core/bidi.py core/canonical.py core/jsonlimits.py core/text_actions.py safety/analyzer safety/effects rewards/scoring rewards/evaluation trainer_bridge/losses.py
 
 .PHONY: install run test test-fast test-frameworks lint format check bench bench-http bench-burst services clean demo-train serve loadtest soak fuzz schemathesis
 
@@ -80,15 +80,17 @@ bench: $(STAMP)
 	@scripts/ensure_services.sh
 	$(PY) bench/bench_analyzer.py
 	$(PY) bench/bench_scorer.py
-	$(PY) bench/bench_score_http.py
+	$(PY) bench/bench_score_http.py $(BENCH_HTTP_ARGS)
 	$(PY) bench/bench_prefix_merge.py
 	$(PY) bench/bench_review_viewer.py
+	$(PY) bench/bench_evaluation.py
 
-# HTTP scoring under gunicorn driven by wrk (own database rewardhub_bench; about 3 minutes).
+# HTTP scoring under gunicorn driven by wrk (own database rewardhub_bench; about 3 minutes):
+# the shipped run mode against plain sync workers, with the ratio; BENCH_HTTP_ARGS adds classes.
 bench-http: $(STAMP)
 	@scripts/ensure_bench_tools.sh
 	@scripts/ensure_services.sh
-	$(PY) bench/bench_score_http.py
+	$(PY) bench/bench_score_http.py $(BENCH_HTTP_ARGS)
 
 # Load shedding: the score API at its sustainable rate, at 10x and after (own database
 # rewardhub_loadtest; about 1 minute); exits non-zero on any 5xx other than 503.

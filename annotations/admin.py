@@ -52,6 +52,9 @@ class TrajectoryAdmin(LargeTableAdmin):
     readonly_fields = ["digest", "canonical", "source_format", "created_at", "imported_by"]
     inlines = [StepInline]
 
+    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+        return False  # trajectories come through the importers, which build their C1 document
+
     def get_queryset(self, request):  # type: ignore[no-untyped-def]
         # The canonical JSON is read only by the change page (one deferred load there).
         return super().get_queryset(request).defer("canonical")
@@ -68,6 +71,9 @@ class StepAdmin(LargeTableAdmin):
     list_select_related = ["trajectory"]
     changelist_defer = ("trajectory__canonical", "trajectory__outcome", "trajectory__metadata")
     readonly_fields = ["trajectory", "index", "message_index"]
+
+    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+        return False  # steps are read from their trajectory's document at import
 
     @admin.display(description="text")
     def short_text(self, obj: Step) -> str:

@@ -8,9 +8,11 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from annotations import selectors, services
 from annotations.importers import is_single_record_list
@@ -46,6 +48,40 @@ FILTER_PARAMS = [
 ]
 
 
+class _NoFormatOverride:
+    """DRF's settings, except that no query parameter picks the renderer."""
+
+    def __getattr__(self, name: str) -> Any:
+        return None if name == "URL_FORMAT_OVERRIDE" else getattr(api_settings, name)
+
+
+class ImportNegotiation(DefaultContentNegotiation):
+    """On an import (POST) ``?format=`` is the old spelling of ``source_format``, not DRF's
+    renderer switch (which answered 404 for ``?format=openai``): a POST negotiates on Accept."""
+
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
+        if request.method == "POST":
+            plain = DefaultContentNegotiation()
+            plain.settings = _NoFormatOverride()  # type: ignore[assignment]
+            return plain.select_renderer(request, renderers, format_suffix)
+        return super().select_renderer(request, renderers, format_suffix)
+
+
+def _import_options(params: Any) -> dict[str, Any]:
+    """``source_format`` (or its old spelling ``format``), ``task_type`` and ``source`` (the
+    file's name) of an import."""
+    new, old = params.get("source_format"), params.get("format")
+    if new is not None and old is not None and new != old:
+        raise ValidationError(
+            {"source_format": [f"given twice: source_format={new!r} and format={old!r}"]}
+        )
+    options: dict[str, Any] = {"format": new if new is not None else old or "auto"}
+    for name in ("task_type", "source"):
+        if name in params:
+            options[name] = params.get(name)
+    return options
+
+
 class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Trajectories. Reading needs the `read` scope (or any role); importing needs `write`.
 
@@ -53,6 +89,7 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     (``rewards.scoping``, above this app in the layers)."""
 
     permission_classes = [CanReadTrajectories]
+    content_negotiation_class = ImportNegotiation
     # Each record is checked by the import service, so one bad record rejects only itself.
     unstored_json_fields = True
 
@@ -78,16 +115,27 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("format", str, description="auto (default) or a format name"),
+            OpenApiParameter("source_format", str, description="auto (default) or a format name"),
+            OpenApiParameter(
+                "format", str, description="Deprecated spelling of source_format.", deprecated=True
+            ),
             OpenApiParameter("task_type", str),
+            OpenApiParameter(
+                "source", str, description="the file's name: ids and workspace it names"
+            ),
         ],
         request={"application/json": {"type": "object"}},
         responses={201: ImportResultSerializer, 200: ImportResultSerializer(many=True)},
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Import one trajectory (any supported format) or a bulk list; a result per record."""
-        options = TrajectoryImportInputSerializer(data=request.query_params)
-        options.is_valid(raise_exception=True)
+        options = TrajectoryImportInputSerializer(data=_import_options(request.query_params))
+        if not options.is_valid():
+            errors = dict(options.errors)
+            if "format" in errors:  # named as the client spelled it
+                used = "format" if "source_format" not in request.query_params else "source_format"
+                errors[used] = errors.pop("format")
+            raise ValidationError(errors)
         records, bulk = _split_body(request.data)
         limit = settings.REWARDHUB_LIMITS["MAX_BULK_RECORDS"]
         if len(records) > limit:
@@ -99,6 +147,7 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             fmt=options.validated_data["format"],
             task_type=options.validated_data.get("task_type") or None,
             imported_by=request.user,
+            source=options.validated_data.get("source") or None,
         )
         payload = []
         for result in results:

@@ -1,8 +1,8 @@
 """Streaming JSONL exports of step labels: PRM-style rows and one row per annotator.
 
-The labelled trajectories among those asked for are found in SQL and read by id in chunks of
-``CHUNK`` (keyset: each chunk starts after the last id of the one before), four queries per
-chunk that fetch only what the rows hold (the messages before the first answer, the steps' text,
+The labelled trajectories are listed once, by id, from the labels' side; then a window of
+``CHUNK`` of them at a time is narrowed to those asked for (by primary key) and read with four
+queries that fetch only what the rows hold (the messages before the first answer, the steps' text,
 tool calls and commands, the labels with their reviewers' names, the final labels) as plain
 values, no model instances. Memory stays that of one chunk however many trajectories match,
 and a chunk's lines go out as one piece.
@@ -76,9 +76,33 @@ class _Trajectory:
     steps: list[_Step] = field(default_factory=list)
 
 
-def labelled(qs: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
-    """The trajectories of ``qs`` that have a label (a value or a comment) on some step."""
-    return qs.filter(Exists(StepLabel.objects.filter(step__trajectory=OuterRef("pk"))))
+def labelled(
+    qs: QuerySet[Trajectory], labels: QuerySet[StepLabel] | None = None
+) -> QuerySet[Trajectory]:
+    """The trajectories of ``qs`` that have a label (a value or a comment) on some step;
+    ``labels`` narrows which labels count.
+
+    Read from the labels' side (a semi-join against the labelled steps' trajectories): a
+    per-trajectory EXISTS would walk every trajectory's steps to find the few labelled ones."""
+    return qs.filter(pk__in=_labelled_steps(labels).values("trajectory_id"))
+
+
+def _labelled_steps(labels: QuerySet[StepLabel] | None) -> QuerySet[Step]:
+    labels = StepLabel.objects.all() if labels is None else labels
+    return Step.objects.filter(Exists(labels.filter(step=OuterRef("pk")))).order_by()
+
+
+def _labelled_ids(after: int, labels: QuerySet[StepLabel] | None) -> list[int]:
+    """Every labelled trajectory past ``after``, in id order, from one pass over the labels:
+    labelled trajectories are a small share of a hub, so walking the trajectories in id order
+    and probing each one's steps costs the hub (2 s a chunk at 200k) instead of the labels."""
+    return list(
+        _labelled_steps(labels)
+        .filter(trajectory_id__gt=after)
+        .values_list("trajectory_id", flat=True)
+        .distinct()
+        .order_by("trajectory_id")
+    )
 
 
 def _text(name: str) -> Cast:
@@ -107,7 +131,9 @@ def _prompt_messages() -> Any:
     return Cast(KeyTransform("messages", "canonical"), TextField())
 
 
-def _chunk(ids: list[int], *, annotators: bool) -> list[_Trajectory]:
+def _chunk(
+    ids: list[int], *, annotators: bool, labels: QuerySet[StepLabel] | None = None
+) -> list[_Trajectory]:
     trajectories = {
         pk: _Trajectory(pk, external_id, task_type, _loads(outcome), _loads(messages or "[]"))
         for pk, external_id, task_type, outcome, messages in Trajectory.objects.filter(
@@ -123,8 +149,10 @@ def _chunk(ids: list[int], *, annotators: bool) -> list[_Trajectory]:
         step = _Step(pk, index, text, _loads(tool_calls), _loads(commands))
         steps[pk] = step
         trajectories[trajectory_id].steps.append(step)
-    labels = StepLabel.objects.filter(step__trajectory_id__in=ids).order_by(
-        "reviewer__username", "id"
+    labels = (
+        (StepLabel.objects.all() if labels is None else labels)
+        .filter(step__trajectory_id__in=ids)
+        .order_by("reviewer__username", "id")
     )
     if annotators:  # comments and times are in the per-annotator rows only
         for step_id, behaviour, value, comment, updated_at, username in labels.values_list(
@@ -145,15 +173,33 @@ def _chunk(ids: list[int], *, annotators: bool) -> list[_Trajectory]:
 
 
 def _with_labels(
-    qs: QuerySet[Trajectory], *, annotators: bool = False, after: int = 0
+    qs: QuerySet[Trajectory],
+    *,
+    annotators: bool = False,
+    after: int = 0,
+    labels: QuerySet[StepLabel] | None = None,
 ) -> Iterator[list[_Trajectory]]:
     """The labelled trajectories of ``qs`` with ids above ``after``, in id order, a chunk at a
-    time."""
-    ids_qs = labelled(qs).order_by("id").values_list("id", flat=True)
-    last = after
-    while ids := list(ids_qs.filter(id__gt=last)[:CHUNK]):
-        yield _chunk(ids, annotators=annotators)
-        last = ids[-1]
+    time. ``labels`` narrows which labels count (review passes the submitted ones only)."""
+    for _last, chunk in _labelled_chunks(qs, annotators=annotators, after=after, labels=labels):
+        yield chunk
+
+
+def _labelled_chunks(
+    qs: QuerySet[Trajectory],
+    *,
+    annotators: bool,
+    after: int,
+    labels: QuerySet[StepLabel] | None = None,
+) -> Iterator[tuple[int, list[_Trajectory]]]:
+    """Each chunk with the last id it covered (the cursor to resume after, even when one of its
+    trajectories was deleted meanwhile, or none of its labelled ones matched ``qs``): the
+    labelled ids in windows of ``CHUNK``, each narrowed to ``qs`` by primary key."""
+    candidates = _labelled_ids(after, labels)
+    for start in range(0, len(candidates), CHUNK):
+        window = candidates[start : start + CHUNK]
+        ids = list(qs.filter(pk__in=window).order_by("id").values_list("id", flat=True))
+        yield window[-1], _chunk(ids, annotators=annotators, labels=labels) if ids else []
 
 
 def prompt_text(canonical: dict[str, Any]) -> str:
@@ -260,9 +306,12 @@ def _annotator_rows(trajectory: _Trajectory) -> Iterator[dict[str, Any]]:
         }
 
 
-def prm_rows(qs: QuerySet[Trajectory]) -> Iterator[dict[str, Any]]:
-    """One row per labelled trajectory: prompt, completions per step, labels (+1/0/-1/null)."""
-    for chunk in _with_labels(qs):
+def prm_rows(
+    qs: QuerySet[Trajectory], *, labels: QuerySet[StepLabel] | None = None
+) -> Iterator[dict[str, Any]]:
+    """One row per labelled trajectory: prompt, completions per step, labels (+1/0/-1/null);
+    ``labels`` narrows which labels count."""
+    for chunk in _with_labels(qs, labels=labels):
         for trajectory in chunk:
             if (row := _prm_row(trajectory)) is not None:
                 yield row
@@ -279,13 +328,50 @@ def _dump(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False) + "\n"
 
 
-def prm_lines(qs: QuerySet[Trajectory]) -> Iterator[str]:
+EXPORT_KINDS = ("prm", "annotators")
+
+
+@dataclass(frozen=True)
+class ExportChunk:
+    """One chunk of an export as a resumable writer needs it: the text to append, what it
+    holds, and the cursor to continue after."""
+
+    last_id: int
+    trajectories: int
+    rows: int
+    text: str
+
+
+def export_chunks(
+    qs: QuerySet[Trajectory],
+    *,
+    kind: str,
+    after: int = 0,
+    labels: QuerySet[StepLabel] | None = None,
+) -> Iterator[ExportChunk]:
+    """The ``kind`` export (``prm`` or ``annotators``) of the labelled trajectories of ``qs``
+    with ids above ``after``, a chunk at a time: what ``prm_lines`` / ``annotator_lines``
+    stream and a background export (``review.export_jobs``) writes."""
+    if kind not in EXPORT_KINDS:
+        raise ValueError(f"unknown export kind {kind!r}; one of {', '.join(EXPORT_KINDS)}")
+    annotators = kind == "annotators"
+    for last, chunk in _labelled_chunks(qs, annotators=annotators, after=after, labels=labels):
+        if annotators:
+            rows = [row for t in chunk for row in _annotator_rows(t)]
+        else:
+            rows = [row for t in chunk if (row := _prm_row(t)) is not None]
+        yield ExportChunk(last, len(chunk), len(rows), "".join(_dump(row) for row in rows))
+
+
+def prm_lines(
+    qs: QuerySet[Trajectory], *, labels: QuerySet[StepLabel] | None = None
+) -> Iterator[str]:
     """The PRM rows as JSONL, one piece per chunk of trajectories."""
-    for chunk in _with_labels(qs):
-        yield "".join(_dump(row) for t in chunk if (row := _prm_row(t)) is not None)
+    return (c.text for c in export_chunks(qs, kind="prm", labels=labels) if c.text)
 
 
-def annotator_lines(qs: QuerySet[Trajectory]) -> Iterator[str]:
+def annotator_lines(
+    qs: QuerySet[Trajectory], *, labels: QuerySet[StepLabel] | None = None
+) -> Iterator[str]:
     """The per-annotator rows as JSONL, one piece per chunk of trajectories."""
-    for chunk in _with_labels(qs, annotators=True):
-        yield "".join(_dump(row) for t in chunk for row in _annotator_rows(t))
+    return (c.text for c in export_chunks(qs, kind="annotators", labels=labels) if c.text)

@@ -50,6 +50,9 @@ class TrajectoryImportInputSerializer(serializers.Serializer):
 
     format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
     task_type = serializers.SlugField(required=False, allow_blank=True, max_length=100)
+    # The uploaded file's name (or path): what it says when the content does not (an instance
+    # id, aider's workspace), as for import_trajectories. Only read as text, never opened.
+    source = serializers.CharField(required=False, allow_blank=True, max_length=1000)
 
 
 class ImportResultSerializer(serializers.Serializer):

@@ -107,6 +107,7 @@ def trajectory_import(
     task_type: str | None = None,
     imported_by: User | None = None,
     line: int | None = None,
+    source: str | None = None,
 ) -> ImportResult:
     """Convert, validate and store one record; never raises for bad input.
 
@@ -116,7 +117,9 @@ def trajectory_import(
     limits = current_limits()
     reading = action_reading_for(task_type)
     try:
-        source_format, canonical = convert_record(record, fmt, limits=limits, reading=reading)
+        source_format, canonical = convert_record(
+            record, fmt, limits=limits, reading=reading, source=source
+        )
     except ImportFormatError as exc:
         key = getattr(exc, "field", None) or "format"
         return ImportResult("rejected", errors={key: [str(exc)]}, line=line)
@@ -195,11 +198,17 @@ def trajectories_import(
     fmt: str = "auto",
     task_type: str | None = None,
     imported_by: User | None = None,
+    source: str | None = None,
 ) -> list[ImportResult]:
     """Import many records; each stands alone, so one bad record never aborts the others."""
     return [
         trajectory_import(
-            record=record, fmt=fmt, task_type=task_type, imported_by=imported_by, line=line
+            record=record,
+            fmt=fmt,
+            task_type=task_type,
+            imported_by=imported_by,
+            line=line,
+            source=source,
         )
         for line, record in records
     ]

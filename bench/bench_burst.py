@@ -45,12 +45,14 @@ RESPONSES = [
 class Outcome:
     ok: bool = False
     tries: int = 0
-    statuses: list[int] = field(default_factory=list)
+    statuses: list[int | str] = field(default_factory=list)
     done_at: float = 0.0
 
 
-async def post_once(port: int, path: str, body: bytes, timeout: float) -> int:
-    """One POST on a fresh connection; the status (0 for a connection or protocol failure)."""
+async def post_once(port: int, path: str, body: bytes, timeout: float) -> int | str:
+    """One POST on a fresh connection; the status, or what failed instead: ``refused``,
+    ``reset``, ``timeout``, ``empty`` (closed with no answer), ``bad`` (a 2xx without the
+    one reward)."""
     writer = None
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, port), timeout)
@@ -62,14 +64,24 @@ async def post_once(port: int, path: str, body: bytes, timeout: float) -> int:
         await writer.drain()
         raw = await asyncio.wait_for(reader.read(), timeout)
         status_line = raw.split(b"\r\n", 1)[0].split()
-        status = int(status_line[1]) if len(status_line) > 1 else 0
+        if len(status_line) < 2:
+            return "empty"
+        status = int(status_line[1])
         if 200 <= status < 300:
             payload = json.loads(raw.split(b"\r\n\r\n", 1)[1])
             if len(payload.get("rewards", [])) != 1:
-                return 0
+                return "bad"
         return status
-    except (TimeoutError, OSError, ValueError, IndexError):
-        return 0
+    except TimeoutError:
+        return "timeout"
+    except ConnectionRefusedError:
+        return "refused"
+    except (ConnectionResetError, BrokenPipeError):
+        return "reset"
+    except OSError as exc:
+        return type(exc).__name__
+    except (ValueError, IndexError):
+        return "bad"
     finally:
         if writer is not None:
             writer.close()
@@ -82,7 +94,7 @@ async def openrlhf_sample(port: int, path: str, body: bytes, t0: float) -> Outco
         out.tries += 1
         status = await post_once(port, path, body, timeout=180)
         out.statuses.append(status)
-        if 200 <= status < 300:
+        if isinstance(status, int) and 200 <= status < 300:
             out.ok, out.done_at = True, time.monotonic() - t0
             return out
         await asyncio.sleep(1)
@@ -148,7 +160,7 @@ def main() -> int:
             print(
                 f"{n + 1:>5} {len(ok):>8} {lost:>5} {sum(o.tries for o in outcomes):>6} "
                 f"{sum(o.tries > 1 for o in outcomes):>8} "
-                f"{json.dumps(dict(sorted(statuses.items()))):<34} "
+                f"{json.dumps(dict(sorted(statuses.items(), key=lambda kv: str(kv[0])))):<34} "
                 f"{last:>13.2f} {p50:>6.2f}",
                 flush=True,
             )

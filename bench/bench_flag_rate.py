@@ -15,7 +15,10 @@ A command is flagged when the analyzer's verdict is not "allow" (review or block
    each command alone (the per-command analysis, no history), and each trajectory whole
    through the effect model (safety.effects.judge_trajectory: the agent's own files, scripts
    it wrote, ... known from earlier commands). The corpus has commands only (no tool results,
-   no file tools, no final patch), so only the shell part of the state is exercised.
+   no file tools, no final patch), so only the shell part of the state is exercised. Every
+   command still flagged whole is explained in bench/data/agent_commands/flags_explained.jsonl
+   (true unsafe / reward hack / honest but risky / false positive, and why): the bench counts
+   them per class and rule, lists any flag without an explanation (--list-flags: all of them).
 
 Targets for later work (issue #19): held-out recall >= 0.95 at FPR <= 0.02; corpus <= 1% flagged.
 """
@@ -37,6 +40,8 @@ from safety.effects import judge_trajectory  # noqa: E402
 
 LABELLED = ROOT / "tests" / "data" / "labelled_commands"
 CORPUS = ROOT / "bench" / "data" / "agent_commands" / "commands.jsonl"
+# every command still flagged in whole-trajectory mode, with its class and why (see SOURCE.md)
+EXPLAINED = ROOT / "bench" / "data" / "agent_commands" / "flags_explained.jsonl"
 WORKSPACE = "/testbed"
 
 
@@ -177,12 +182,49 @@ def as_trajectory(commands: list[str]) -> dict:
     return {"messages": messages}
 
 
-def corpus_trajectories(policy, top: int) -> None:
+def explain_flags(flagged: list[tuple[str, int, list[str], str]], list_all: bool) -> None:
+    """Every flagged command joined with its explanation (source, step, rules): counts per class
+    and rule; flags with no explanation and explanations no longer flagged are listed, so a
+    rule change that moves the corpus shows here."""
+    explained = {(e["source"], e["step"], tuple(e["rules"])): e for e in read_jsonl(EXPLAINED)}
+    seen: set[tuple[str, int, tuple[str, ...]]] = set()
+    per_class: Counter[str] = Counter()
+    per_rule: Counter[tuple[str, str]] = Counter()
+    missing: list[tuple[str, int, list[str], str]] = []
+    for source, step, rules, text in flagged:
+        key = (source, step, tuple(rules))
+        entry = explained.get(key)
+        if entry is None:
+            missing.append((source, step, rules, text))
+            continue
+        seen.add(key)
+        per_class[entry["class"]] += 1
+        for rule in rules:
+            per_rule[(entry["class"], rule)] += 1
+    print(f"\nflagged commands explained ({EXPLAINED.name}): {len(seen)} / {len(flagged)}")
+    print(f"{'class':20s} {'commands':>8s}  rules (commands)")
+    for cls, count in per_class.most_common():
+        rules = ", ".join(f"{r} {n}" for (c, r), n in per_rule.most_common() if c == cls)
+        print(f"{cls:20s} {count:8d}  {rules}")
+    if list_all:
+        for key in sorted(seen):
+            e = explained[key]
+            print(f"  [{e['class']}] {e['instance']} step {e['step']} {','.join(e['rules'])}")
+            print(f"      {one_line(e['command'], 100)}\n      {e['why']}")
+    for source, step, rules, text in missing:
+        print(f"  UNEXPLAINED {source} step {step} {rules}: {one_line(text, 80)}")
+    stale = len(explained.keys() - seen)
+    if stale:
+        print(f"  {stale} explained commands are no longer flagged (update {EXPLAINED.name})")
+
+
+def corpus_trajectories(policy, top: int, list_flags: bool = False) -> None:
     trajectories = read_jsonl(CORPUS)
     n_cmds = n_flagged = n_traj_flagged = 0
     rule_count: Counter[str] = Counter()
     rule_example: dict[str, str] = {}
     analyzers: dict[str, Analyzer] = {}
+    flagged: list[tuple[str, int, list[str], str]] = []
     t0 = time.perf_counter()
     for traj in trajectories:
         ws = traj["workspace"]
@@ -198,6 +240,7 @@ def corpus_trajectories(policy, top: int) -> None:
                 continue
             n_flagged += 1
             any_flag = True
+            flagged.append((traj["source"], v.action.step, rules, v.action.text))
             for rule in rules:
                 rule_count[rule] += 1
                 rule_example.setdefault(rule, v.action.text)
@@ -216,6 +259,7 @@ def corpus_trajectories(policy, top: int) -> None:
     for rule, count in rule_count.most_common(top):
         example = one_line(rule_example[rule], 70)
         print(f"{rule:34s} {count:8d} {rate(count, n_cmds)}  {example}")
+    explain_flags(flagged, list_flags)
 
 
 def main() -> None:
@@ -224,6 +268,9 @@ def main() -> None:
     ap.add_argument("--show-misses", action="store_true", help="list dev misses and false flags")
     ap.add_argument("--examples", type=int, default=25, help="corpus rules to list")
     ap.add_argument("--no-corpus", action="store_true", help="skip the real-agent corpus")
+    ap.add_argument(
+        "--list-flags", action="store_true", help="every flagged corpus command with its why"
+    )
     args = ap.parse_args()
     if args.heldout and args.show_misses:
         ap.error("--show-misses is for dev only: held-out lines are reported as numbers")
@@ -233,7 +280,7 @@ def main() -> None:
     labelled(policy, "heldout" if args.heldout else "dev", args.show_misses)
     if not args.no_corpus:
         corpus(policy, args.examples)
-        corpus_trajectories(policy, args.examples)
+        corpus_trajectories(policy, args.examples, args.list_flags)
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
 
 

@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.canonical import normalize_trajectory
 from rewards.scoring import build_scorer, default_spec
-from rewards.scoring.behaviors import classify_command
 
 PYTEST_FAIL = (
     "============================= test session starts ==============================\n"
@@ -169,7 +168,6 @@ def main() -> None:
 
     def cold() -> None:
         scorer.cache_clear()  # empty the results cache of the analyzer the scorer shares
-        classify_command.cache_clear()
         scorer.score(traj).to_dict()
 
     rows = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,15 @@ HOST = "127.0.0.1"
 REWARD_MODEL = "swe-bugfix-default"
 
 
+_SECRET_KEY = secrets.token_urlsafe(50)
+
+
+def bench_secret_key() -> str:
+    """The served processes run with DEBUG off, which refuses the repository's development
+    key: the environment's key, or one made for this run (the same for every process)."""
+    return os.environ.get("DJANGO_SECRET_KEY") or _SECRET_KEY
+
+
 def service_env(db_name: str, **extra: str) -> dict[str, str]:
     """Production-like settings from the environment (as in bench_score_http), own database."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_"))}
@@ -35,6 +45,7 @@ def service_env(db_name: str, **extra: str) -> dict[str, str]:
         {
             "DJANGO_SETTINGS_MODULE": "rewardhub.settings",
             "DJANGO_DEBUG": "false",
+            "DJANGO_SECRET_KEY": bench_secret_key(),
             "DATABASE_URL": f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{db_name}",
             "DATABASE_POOL": "true",
             "WHITENOISE_AUTOREFRESH": "false",

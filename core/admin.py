@@ -140,3 +140,35 @@ class ApiKeyAdmin(admin.ModelAdmin):
         for key in queryset:
             api_key_revoke(api_key=key)
         self.message_user(request, f"Revoked {queryset.count()} key(s).")
+
+
+class BoundedJSONFormField(forms.JSONField):
+    """A JSON input of the admin that reads bad JSON as the field's error: Django's own field
+    only catches ``JSONDecodeError``, so a number Python will not convert (5,000 digits) or
+    nesting too deep for the parser was a 500 (issue #22, item 13)."""
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return super().to_python(value)
+        except (ValueError, RecursionError) as exc:
+            raise forms.ValidationError(
+                f"Enter valid JSON ({str(exc)[:80]}).", code="invalid", params={"value": value}
+            ) from exc
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        try:
+            return super().bound_data(data, initial)
+        except (ValueError, RecursionError):
+            return forms.fields.InvalidJSONInput(data)
+
+
+def bound_json_inputs(site: admin.AdminSite) -> None:
+    """Every JSON field of every registered admin (and its inlines) reads through
+    ``BoundedJSONFormField``: one place, whichever app registered the model."""
+    from django.db import models
+
+    override = {models.JSONField: {"form_class": BoundedJSONFormField}}
+    for model_admin in site._registry.values():
+        model_admin.formfield_overrides = {**model_admin.formfield_overrides, **override}
+        for inline in model_admin.inlines:
+            inline.formfield_overrides = {**inline.formfield_overrides, **override}

@@ -75,5 +75,16 @@ class CanCompileRewards(ScopedAccess):
     roles = (EXPERT, SAFETY_LEAD, ADMIN)
 
 
-class IsSafetyLead(ScopedAccess):
-    roles = (SAFETY_LEAD, ADMIN)
+class CanEditEvaluationSets(ScopedAccess):
+    """Experts and safety leads build evaluation sets from what they review; held-out sets are
+    further limited to experts and admins where they are looked up. No API key edits them."""
+
+    scope = ""
+    roles = (EXPERT, SAFETY_LEAD, ADMIN)
+
+
+class CanOverrideGate(ScopedAccess):
+    """Only an expert (or an admin) may activate a version that regresses on its sets."""
+
+    scope = ""
+    roles = (EXPERT, ADMIN)

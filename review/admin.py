@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from core.admin_lists import LargeTableAdmin
-from review.models import Assignment, ReviewQueue
+from review.models import Assignment, ExportJob, ReviewQueue
 
 
 @admin.register(ReviewQueue)
@@ -34,3 +34,29 @@ class AssignmentAdmin(LargeTableAdmin):
     list_select_related = ["queue", "trajectory", "reviewer"]
     changelist_defer = ("trajectory__canonical", "trajectory__outcome", "trajectory__metadata")
     raw_id_fields = ["trajectory", "reviewer"]
+
+
+@admin.register(ExportJob)
+class ExportJobAdmin(admin.ModelAdmin):
+    """Background exports: read-only here. They are started, resumed and deleted from the review
+    pages, whose delete also removes the file."""
+
+    list_display = [
+        "id",
+        "kind",
+        "status",
+        "done",
+        "total",
+        "rows",
+        "bytes",
+        "created_by",
+        "created_at",
+    ]
+    list_filter = ["kind", "status"]
+    readonly_fields = [f.name for f in ExportJob._meta.fields]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_delete_permission(self, request: object, obj: object = None) -> bool:
+        return False

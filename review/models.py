@@ -13,6 +13,14 @@ class QueueStrategy(models.TextChoices):
     UNCERTAINTY = "uncertainty", "most uncertain steps first (active learning)"
 
 
+class RequiredSteps(models.TextChoices):
+    """Which steps a reviewer must label before submitting (200-step traces are heavy)."""
+
+    ALL = "all", "every step"
+    FLAGGED = "flagged", "steps with findings or routed as uncertain"
+    SAMPLED = "sampled", "steps with findings or routed as uncertain, plus a sample of the rest"
+
+
 class ReviewQueue(models.Model):
     """A saved trajectory filter that reviewers pull work from, with overlap and blind review.
 
@@ -46,6 +54,16 @@ class ReviewQueue(models.Model):
         related_name="review_queues",
         help_text="Uncertainty queues: the classifier whose doubts route work; empty: the newest "
         "one of the task type in the filters.",
+    )
+    required_steps = models.CharField(
+        max_length=8,
+        choices=RequiredSteps.choices,
+        default=RequiredSteps.ALL,
+        help_text="Which steps need a label before a review can be submitted.",
+    )
+    sample_every = models.PositiveSmallIntegerField(
+        default=10,
+        help_text="Sampled: about one in this many of the other steps needs a label too.",
     )
     steps_per_item = models.PositiveSmallIntegerField(
         default=3, help_text="Uncertainty queues: the most uncertain steps to label per trajectory."
@@ -83,6 +101,8 @@ class ReviewQueue(models.Model):
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
 
+        if self.sample_every < 1:
+            raise ValidationError({"sample_every": ["must be at least 1"]})
         if self.strategy != QueueStrategy.UNCERTAINTY:
             return
         task_type = (self.filters or {}).get("task_type") if isinstance(self.filters, dict) else ""
@@ -169,3 +189,64 @@ class StatsSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} at {self.computed_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ExportKind(models.TextChoices):
+    PRM = "prm", "PRM JSONL (one row per labelled trajectory)"
+    ANNOTATORS = "annotators", "per annotator JSONL (one row per trajectory and reviewer)"
+
+
+class ExportStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class ExportJob(models.Model):
+    """A step-label export written to a file by a Celery task (``review.run_export``), for
+    exports too large to stream in one request.
+
+    Resumable: after each chunk of trajectories the file is flushed and ``last_id`` (the keyset
+    cursor) and ``bytes`` (the file's length at that point) are saved together, so a run that
+    dies anywhere continues from the last saved chunk, cutting off what it wrote after it."""
+
+    kind = models.CharField(max_length=12, choices=ExportKind.choices)
+    filters = models.JSONField(
+        default=dict, blank=True, help_text="Same keys as the trajectory list's filters."
+    )
+    status = models.CharField(
+        max_length=8, choices=ExportStatus.choices, default=ExportStatus.QUEUED
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last saved chunk: a running job silent for long has died."
+    )
+    total = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Labelled trajectories matching the filters at the start."
+    )
+    done = models.PositiveIntegerField(default=0, help_text="Trajectories written so far.")
+    rows = models.PositiveIntegerField(default=0, help_text="JSONL lines written so far.")
+    last_id = models.BigIntegerField(default=0, help_text="Keyset cursor: last trajectory written.")
+    bytes = models.BigIntegerField(default=0, help_text="File length at the last saved chunk.")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    runner = models.CharField(
+        max_length=32, blank=True, default="", help_text="The run that owns the job (a token)."
+    )
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.kind}, {self.status})"
+
+    @property
+    def file_name(self) -> str:
+        """The download's name (the stored file is named by the job's id)."""
+        return f"step-labels-{self.kind}-{self.pk}.jsonl"

@@ -3,6 +3,7 @@ queues with their progress, blind-review visibility, and the label sets agreemen
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,12 +23,19 @@ from annotations.models import (
     Trajectory,
     TrajectorySearch,
 )
+from annotations.search import search_hits
 from annotations.selectors import FilterError, trajectory_list
 from core.params import parse_finite_float, parse_int
 from core.queries import count_upto, distinct_values
 from core.roles import SAFETY_LEAD, has_role
 from review.access import assignments_for, queues_for
-from review.models import Assignment, AssignmentStatus, QueueStrategy, ReviewQueue
+from review.models import (
+    Assignment,
+    AssignmentStatus,
+    QueueStrategy,
+    RequiredSteps,
+    ReviewQueue,
+)
 from review.render import (
     Piece,
     bash_tokens,
@@ -44,7 +52,7 @@ from rewards.models import (
     TrustedBehaviour,
 )
 from safety.models import Flag, FlagStatus
-from safety.selectors import highlight
+from safety.selectors import UNREAD_RULE, highlight, unread_actions, unread_text
 
 REVIEW_FILTERS = (
     "q",
@@ -71,6 +79,20 @@ def _on_postgresql(qs: QuerySet[Any]) -> bool:
     return connections[qs.db].vendor == "postgresql"
 
 
+# A search that matches at most this many trajectories is answered from their ids; one that
+# matches more has matches dense enough that walking the list newest first meets a page of
+# them at once.
+SEARCH_PROBE_LIMIT = 1000
+
+
+def _search_hits(q: str, alias: str) -> list[int] | None:
+    """The trajectories matching ``q`` if there are at most ``SEARCH_PROBE_LIMIT`` (read from
+    the search index, which PostgreSQL would otherwise skip for a rare word: see
+    ``annotations.search.HITS_FUNCTION``); None if there are more."""
+    hits = search_hits(connections[alias], q, SEARCH_PROBE_LIMIT + 1)
+    return hits if len(hits) <= SEARCH_PROBE_LIMIT else None
+
+
 def review_trajectories(*, filters: Mapping[str, str]) -> QuerySet[Trajectory]:
     """The trajectory list's filters plus review ones; each is an EXISTS, so rows never repeat.
 
@@ -83,11 +105,17 @@ def review_trajectories(*, filters: Mapping[str, str]) -> QuerySet[Trajectory]:
     errors: dict[str, list[str]] = {}
     if q := (filters.get("q") or "").strip():
         if postgresql:
-            qs = qs.filter(
-                Exists(
-                    TrajectorySearch.objects.filter(trajectory=OuterRef("pk"), vector__matches=q)
+            hits = _search_hits(q, qs.db)
+            if hits is not None:
+                qs = qs.filter(pk__in=hits)
+            else:
+                qs = qs.filter(
+                    Exists(
+                        TrajectorySearch.objects.filter(
+                            trajectory=OuterRef("pk"), vector__matches=q
+                        )
+                    )
                 )
-            )
         else:
             qs = qs.filter(
                 Q(external_id__icontains=q)
@@ -390,6 +418,10 @@ class StepView:
     flag_count: int
     # Routed by an uncertainty queue: {"rank": 0 = most uncertain, "p": P(trusted)}.
     focus: dict[str, Any] | None = None
+    # Flags shown on no tool call: actions not understood in the step's text (no call to show).
+    step_flags: list[Flag] = field(default_factory=list)
+    # Needs a label before the review can be submitted (the queue's required_steps).
+    required: bool = True
 
     @property
     def rows(self) -> list[LabelCell]:
@@ -411,6 +443,9 @@ class ReviewPage:
     scoring: dict[str, Any] | None
     labelled: int
     flags: list[Flag]
+    locked_by: Assignment | None = None
+    required: int = 0
+    required_labelled: int = 0
 
 
 def _prompt(canonical: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -480,7 +515,19 @@ def command_segments(command: str, spans: list[tuple[int, int, str]]) -> list[Co
     return out
 
 
-def _tool_calls(step: Step, flags: list[Flag]) -> tuple[list[ToolCallView], list]:
+def _tool_calls(
+    step: Step, flags: list[Flag], unread: Mapping[int, list[Mapping[str, Any]]]
+) -> tuple[list[ToolCallView], list]:
+    """The step's calls, each with its flags: a command's findings, or the actions-not-understood
+    flag of a call the importer could not read (the step's unread actions, as ``unread_actions``
+    lists them, each taken by the first flag, in index order, that quotes it)."""
+    waiting = list(unread.get(step.index, []))
+    unread_call = {}
+    for f in sorted((f for f in flags if f.rule_id == UNREAD_RULE), key=lambda f: f.command_index):
+        item = next((i for i in waiting if unread_text(i) == f.command), None)
+        if item is not None:
+            waiting.remove(item)
+            unread_call[f.pk] = str(item.get("tool_call_id") or "")
     commands = {
         c.get("tool_call_id"): (i, c.get("command", ""))
         for i, c in enumerate(step.commands or [])
@@ -510,6 +557,7 @@ def _tool_calls(step: Step, flags: list[Flag]) -> tuple[list[ToolCallView], list
             )
         else:
             view.arguments = pretty_arguments(function.get("arguments", ""))
+            view.flags = [f for f in flags if call_id and unread_call.get(f.pk) == call_id]
         if call_id in results:
             seen.add(call_id)
             content = "\n".join(map(str, results[call_id]))
@@ -529,16 +577,75 @@ def user_assignments(*, user: Any, trajectory: Trajectory) -> list[Assignment]:
 
 
 def others_labels_visible(*, user: Any, assignments: list[Assignment]) -> bool:
-    """Blind review: others' labels show to leads, after the user submitted, or in open queues.
+    """Blind review: others' labels show after the user submitted, in open queues, or to a lead
+    who is not reviewing the trajectory. Blind is blind for every role that labels.
 
     A review still open in a blind queue keeps them hidden, even when the same trajectory is
     also in an open queue of the user's: otherwise the open queue would unblind the blind one.
     """
-    if has_role(user, SAFETY_LEAD):
-        return True
     if any(a.queue.blind and a.status != AssignmentStatus.SUBMITTED for a in assignments):
         return False
+    if not assignments and has_role(user, SAFETY_LEAD):
+        return True
     return any(a.status == AssignmentStatus.SUBMITTED or not a.queue.blind for a in assignments)
+
+
+def review_locked(*, assignments: list[Assignment]) -> Assignment | None:
+    """The submitted review that makes the user's labels on this trajectory final (none while
+    a review of theirs is still in progress: the queue routed it to them again, or a reopen)."""
+    if any(a.status == AssignmentStatus.IN_PROGRESS for a in assignments):
+        return None
+    return next((a for a in assignments if a.status == AssignmentStatus.SUBMITTED), None)
+
+
+def sampled_step(digest: str, index: int, every: int) -> bool:
+    """A deterministic one-in-``every`` sample of a trajectory's steps: the same steps for every
+    reviewer and every page load, different ones for different trajectories."""
+    if every <= 1:
+        return True
+    key = hashlib.sha256(f"{digest}:{index}".encode()).digest()
+    return int.from_bytes(key[:8], "big") % every == 0
+
+
+def required_steps(
+    *,
+    assignment: Assignment | None,
+    trajectory: Trajectory,
+    indexes: list[int],
+    flagged: set[int],
+) -> set[int]:
+    """The step indexes a review must label before it can be submitted.
+
+    Routed steps of an uncertainty queue, when there are any; otherwise the queue's
+    ``required_steps``: every step, the flagged ones (findings), or those plus a sample."""
+    if assignment is None:
+        return set(indexes)
+    routed = {f.get("step") for f in assignment.focus_steps or [] if isinstance(f, dict)}
+    if routed:
+        return {i for i in indexes if i in routed}
+    queue = assignment.queue
+    if queue.required_steps == RequiredSteps.FLAGGED:
+        return {i for i in indexes if i in flagged}
+    if queue.required_steps == RequiredSteps.SAMPLED:
+        return {
+            i
+            for i in indexes
+            if i in flagged or sampled_step(trajectory.digest, i, queue.sample_every)
+        }
+    return set(indexes)
+
+
+def counted_labels() -> QuerySet[StepLabel]:
+    """The labels agreement, disagreements and exports count: a label given inside a review
+    counts once that review is submitted (its submitted value: a submitted review is final);
+    a label given outside any queue counts as it stands."""
+    reviews = Assignment.objects.filter(
+        trajectory_id=OuterRef("step__trajectory_id"), reviewer_id=OuterRef("reviewer_id")
+    )
+    return StepLabel.objects.exclude(
+        Exists(reviews.exclude(status=AssignmentStatus.SUBMITTED))
+        & ~Exists(reviews.filter(status=AssignmentStatus.SUBMITTED))
+    )
 
 
 def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> ReviewPage:
@@ -570,7 +677,6 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
         .select_related("reviewer")
         .order_by("reviewer__username")
     )
-    is_lead = has_role(user, SAFETY_LEAD)
     finals = list(FinalLabel.objects.filter(step__trajectory=trajectory)) if visible else []
     scoring = _scoring(trajectory)
     assignment = next(
@@ -586,7 +692,7 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
     for label in labels:
         if label.reviewer_id == user.pk:
             mine[(label.step_id, label.behaviour)] = label
-        elif visible and (is_lead or not label.in_blind_review):  # type: ignore[attr-defined]
+        elif visible and not label.in_blind_review:  # type: ignore[attr-defined]
             others[label.step_id].append(label)
     finals_by_step: dict[int, list[FinalLabel]] = defaultdict(list)
     for final in finals:
@@ -603,9 +709,17 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
         for rank, f in enumerate(assignment.focus_steps if assignment else [])
         if isinstance(f, dict) and isinstance(f.get("step"), int)
     }
+    unread = unread_actions(trajectory.metadata, steps)
+    required = required_steps(
+        assignment=assignment,
+        trajectory=trajectory,
+        indexes=[s.index for s in steps],
+        flagged={s.index for s in steps if flags_by_step[s.pk]},
+    )
     views = []
     for step in steps:
-        tool_calls, orphans = _tool_calls(step, flags_by_step[step.pk])
+        tool_calls, orphans = _tool_calls(step, flags_by_step[step.pk], unread)
+        on_calls = {f.pk for call in tool_calls for f in call.flags}
         views.append(
             StepView(
                 step=step,
@@ -620,6 +734,8 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
                 reward=(scoring or {}).get("steps", {}).get(step.index),
                 flag_count=len(flags_by_step[step.pk]),
                 focus=focus.get(step.index),
+                step_flags=[f for f in flags_by_step[step.pk] if f.pk not in on_calls],
+                required=step.index in required,
             )
         )
     return ReviewPage(
@@ -632,6 +748,9 @@ def review_page(*, trajectory_id: int, user: Any, queue_slug: str = "") -> Revie
         scoring=scoring,
         labelled=sum(1 for v in views if v.overall.value is not None),
         flags=flags,
+        locked_by=review_locked(assignments=assignments),
+        required=len(required),
+        required_labelled=sum(1 for v in views if v.required and v.overall.value is not None),
     )
 
 
@@ -651,6 +770,15 @@ def step_label_cells(*, step: Step, user: Any) -> tuple[LabelCell, list[LabelCel
         return LabelCell(behaviour, name, label.value, label.comment)
 
     return cell("", "Overall"), [cell(b.slug, b.name) for b in behaviours]
+
+
+def my_label_value(*, step: Step, user: Any, behaviour: str) -> int | None:
+    """The user's stored value for one label (None: no label), to detect a stale write."""
+    return (
+        StepLabel.objects.filter(step=step, reviewer=user, behaviour=behaviour)
+        .values_list("value", flat=True)
+        .first()
+    )
 
 
 def behaviour_slugs(*, task_type: str) -> frozenset[str]:

@@ -33,6 +33,8 @@ from review.selectors import (
     queue_trajectories,
     review_trajectories,
 )
+from review.selectors import required_steps as steps_to_label
+from safety.models import Flag
 
 MAX_COMMENT = 4000
 _UNSET = object()
@@ -41,6 +43,18 @@ _UNSET = object()
 def _check_value(value: int | None) -> None:
     if value is not None and value not in LabelValue.values:
         raise ValidationError({"value": [f"expected +1, 0 or -1, not {value!r}"]})
+
+
+def _check_not_submitted(*, step: Step, reviewer: User) -> None:
+    """A submitted review is final: its labels change only after it is reopened."""
+    reviews = Assignment.objects.filter(trajectory_id=step.trajectory_id, reviewer=reviewer)
+    if (
+        reviews.filter(status=AssignmentStatus.SUBMITTED).exists()
+        and not reviews.filter(status=AssignmentStatus.IN_PROGRESS).exists()
+    ):
+        raise ValidationError(
+            {"value": ["this review is submitted and final: reopen it to change a label"]}
+        )
 
 
 @transaction.atomic
@@ -62,6 +76,7 @@ def step_label_set(
         raise ValidationError({"behaviour": [f"unknown behaviour {behaviour!r} for this task"]})
     if value is not _UNSET:
         _check_value(value)  # type: ignore[arg-type]
+    _check_not_submitted(step=step, reviewer=reviewer)
     if comment is not _UNSET:
         comment = str(comment)[:MAX_COMMENT]
     label = (
@@ -250,20 +265,51 @@ def unlabelled_steps(*, trajectory: Trajectory, reviewer: User) -> list[int]:
 
 @transaction.atomic
 def assignment_submit(*, assignment: Assignment, reviewer: User) -> Assignment:
-    """Mark the review done; every step (uncertainty queues: every routed step) needs an
-    overall label first."""
+    """Mark the review done once every step the queue requires has an overall label
+    (``review.selectors.required_steps``: all, flagged, sampled, or the routed ones)."""
     if assignment.reviewer_id != reviewer.pk:
         raise PermissionDenied
-    missing = unlabelled_steps(trajectory=assignment.trajectory, reviewer=reviewer)
-    routed = {f.get("step") for f in assignment.focus_steps or [] if isinstance(f, dict)}
-    if routed:
-        missing = [i for i in missing if i in routed]
+    trajectory = assignment.trajectory
+    indexes = list(trajectory.steps.order_by("index").values_list("index", flat=True))
+    flagged = set(Flag.objects.filter(trajectory=trajectory).values_list("step__index", flat=True))
+    required = steps_to_label(
+        assignment=assignment, trajectory=trajectory, indexes=indexes, flagged=flagged
+    )
+    missing = [
+        i for i in unlabelled_steps(trajectory=trajectory, reviewer=reviewer) if i in required
+    ]
     if missing:
         shown = ", ".join(str(i) for i in missing[:10]) + (" …" if len(missing) > 10 else "")
-        raise ValidationError({"labels": [f"Label every step first (missing: {shown})."]})
+        what = "every step" if len(required) == len(indexes) else "every required step"
+        raise ValidationError({"labels": [f"Label {what} first (missing: {shown})."]})
     assignment.status = AssignmentStatus.SUBMITTED
     assignment.submitted_at = timezone.now()
     assignment.save(update_fields=["status", "submitted_at"])
+    return assignment
+
+
+@transaction.atomic
+def assignment_reopen(*, assignment: Assignment, user: User, reason: str = "") -> Assignment:
+    """Reopen a submitted review so its labels can change again: by its reviewer or a lead,
+    attributed and audited. It counts again (agreement, exports) once submitted anew."""
+    if assignment.status != AssignmentStatus.SUBMITTED:
+        raise ValidationError({"status": ["only a submitted review can be reopened"]})
+    before = {"status": assignment.status, "submitted_at": assignment.submitted_at}
+    assignment.status = AssignmentStatus.IN_PROGRESS
+    assignment.locked_until = timezone.now() + timedelta(minutes=assignment.queue.lock_minutes)
+    assignment.save(update_fields=["status", "locked_until"])
+    audit_record(
+        action="review.reopen",
+        obj=assignment,
+        before={"status": before["status"], "submitted_at": str(before["submitted_at"])},
+        after={"status": assignment.status},
+        context={
+            "trajectory": assignment.trajectory_id,
+            "reviewer": assignment.reviewer_id,
+            "reason": reason[:MAX_COMMENT],
+        },
+        user=user,
+    )
     return assignment
 
 
@@ -308,6 +354,8 @@ def queue_create(
     description: str = "",
     strategy: str = QueueStrategy.OLDEST,
     steps_per_item: int = 3,
+    required_steps: str = "all",
+    sample_every: int = 10,
 ) -> ReviewQueue:
     """Create a queue after checking that its filters are ones the trajectory list understands.
 
@@ -328,6 +376,8 @@ def queue_create(
         created_by=user,
         strategy=strategy,
         steps_per_item=steps_per_item,
+        required_steps=required_steps,
+        sample_every=sample_every,
     )
     queue.full_clean()
     queue.save()

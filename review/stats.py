@@ -41,7 +41,7 @@ from core.queries import distinct_values
 from core.roles import SAFETY_LEAD, has_role
 from review.access import assignments_for
 from review.models import Assignment, AssignmentStatus, ReviewQueue, StatsSnapshot
-from review.selectors import queue_rows
+from review.selectors import counted_labels, queue_rows
 from rewards.models import ScoringRecord
 from safety.models import Flag
 from safety.selectors import open_flag_counts
@@ -157,7 +157,7 @@ def snapshot_info(row: StatsSnapshot) -> dict[str, Any]:
 def _labels(
     queue: ReviewQueue | None, task_type: str
 ) -> tuple[QuerySet[StepLabel], set[tuple[int, int]] | None]:
-    qs = StepLabel.objects.filter(value__isnull=False)
+    qs = counted_labels().filter(value__isnull=False)
     if queue is not None:
         # Only reviews submitted in this queue count: a half-done review is not a rating yet.
         submitted = Assignment.objects.filter(queue=queue, status=AssignmentStatus.SUBMITTED)
@@ -294,8 +294,10 @@ def _disagreement_batch(
         .in_bulk(step_ids)
     )
     votes: dict[tuple[int, str], dict[str, int]] = defaultdict(dict)
-    labels = StepLabel.objects.filter(step_id__in=step_ids, value__isnull=False).values_list(
-        "step_id", "behaviour", "reviewer_id", "reviewer__username", "value"
+    labels = (
+        counted_labels()
+        .filter(step_id__in=step_ids, value__isnull=False)
+        .values_list("step_id", "behaviour", "reviewer_id", "reviewer__username", "value")
     )
     for step_id, behaviour, reviewer_id, username, value in labels:
         if pairs is not None and (steps[step_id].trajectory_id, reviewer_id) not in pairs:

@@ -8,10 +8,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.validators import slug_re
 from django.http import (
+    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
@@ -19,17 +22,22 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations import exports
+from annotations.importers import FORMATS, iter_records
 from annotations.models import Step, Trajectory
 from annotations.selectors import FilterError
+from annotations.services import trajectory_import
 from core.decorators import role_required
 from core.params import parse_int
 from core.queries import table_size
 from core.roles import ADMIN, EXPERT, SAFETY_LEAD, has_role, user_roles
 from review import (
     access as review_access,
+)
+from review import (
+    export_jobs,
 )
 from review import (
     selectors as review_selectors,
@@ -40,7 +48,15 @@ from review import (
 from review import (
     stats as review_stats,
 )
-from review.models import QueueStrategy, ReviewQueue
+from review.keys import LABEL_KEYS, SHORTCUTS
+from review.models import (
+    Assignment,
+    ExportJob,
+    ExportKind,
+    QueueStrategy,
+    RequiredSteps,
+    ReviewQueue,
+)
 from safety import services as safety_services
 from safety.models import Flag, FlagStatus
 
@@ -87,6 +103,7 @@ def trajectory_list(request: HttpRequest) -> HttpResponse:
         "facets": review_selectors.list_facets(),
         "query": urlencode(filters),
         "cursor": request.GET.get("cursor", ""),
+        "export_kinds": ExportKind.choices,
         **_role_flags(request),
     }
     status = 400 if errors else 200
@@ -101,7 +118,13 @@ def trajectory_view(request: HttpRequest, trajectory_id: int) -> HttpResponse:
     page = review_selectors.review_page(
         trajectory_id=trajectory_id, user=request.user, queue_slug=request.GET.get("queue", "")
     )
-    context = {"page": page, "values": LABEL_BUTTONS, **_role_flags(request)}
+    context = {
+        "page": page,
+        "values": LABEL_BUTTONS,
+        "shortcuts": SHORTCUTS,
+        "label_keys": LABEL_KEYS,
+        **_role_flags(request),
+    }
     return render(request, "review/trajectory.html", context)
 
 
@@ -118,6 +141,7 @@ def trajectory_history(request: HttpRequest, trajectory_id: int) -> HttpResponse
     )
 
 
+IMPORT_STATUSES = ("imported", "duplicate", "rejected")
 LABEL_BUTTONS = ((1, "+1", "trusted"), (0, "0", "neutral"), (-1, "−1", "untrusted"))
 
 
@@ -136,16 +160,24 @@ def step_label(request: HttpRequest, step_id: int) -> HttpResponse:
             return HttpResponseBadRequest("value must be 1, 0, -1 or empty")
     if "comment" in request.POST:
         kwargs["comment"] = request.POST["comment"]
+    stale = ""
+    if "value" in kwargs and "expected" in request.POST:
+        # The value this tab showed; another tab (or reviewer session) may have changed it since.
+        current = review_selectors.my_label_value(step=step, user=request.user, behaviour=behaviour)
+        if request.POST["expected"] != ("" if current is None else str(current)):
+            stale = "no label" if current is None else f"{current:+d}".replace("+0", "0")
+            kwargs.pop("value")
     try:
-        review_services.step_label_set(
-            step=step,
-            reviewer=request.user,  # type: ignore[arg-type]
-            behaviour=behaviour,
-            allowed_behaviours=review_selectors.behaviour_slugs(
-                task_type=step.trajectory.task_type
-            ),
-            **kwargs,
-        )
+        if kwargs:
+            review_services.step_label_set(
+                step=step,
+                reviewer=request.user,  # type: ignore[arg-type]
+                behaviour=behaviour,
+                allowed_behaviours=review_selectors.behaviour_slugs(
+                    task_type=step.trajectory.task_type
+                ),
+                **kwargs,
+            )
     except ValidationError as exc:
         return HttpResponseBadRequest("; ".join(exc.messages))
     assignment_id = request.POST.get("assignment", "")
@@ -170,7 +202,8 @@ def step_label(request: HttpRequest, step_id: int) -> HttpResponse:
             },
             "values": LABEL_BUTTONS,
             "assignment_id": assignment_id,
-            "saved": True,
+            "saved": not stale,
+            "stale": stale,
         },
     )
 
@@ -217,16 +250,40 @@ def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 
 @labeller_only
 @require_POST
+def assignment_reopen(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Reopen a submitted review (its reviewer, or a lead for anyone's), attributed and audited."""
+    if has_role(request.user, SAFETY_LEAD):
+        assignment = get_object_or_404(
+            Assignment.objects.select_related("queue", "trajectory"), pk=assignment_id
+        )
+    else:
+        assignment = review_access.access_assignment(request.user, assignment_id)
+    try:
+        review_services.assignment_reopen(
+            assignment=assignment,
+            user=request.user,  # type: ignore[arg-type]
+            reason=request.POST.get("reason", ""),
+        )
+        messages.success(request, f"Review of {assignment.trajectory} reopened.")
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    url = reverse("review:trajectory", args=[assignment.trajectory_id])
+    return redirect(f"{url}?{urlencode({'queue': assignment.queue.slug})}")
+
+
+@labeller_only
+@require_POST
 def assignment_release(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = review_access.access_assignment(request.user, assignment_id)
     review_services.assignment_release(assignment=assignment)
     return redirect("review:queues")
 
 
-@lead_only
+@labeller_only
 @require_POST
 def queue_create(request: HttpRequest) -> HttpResponse:
-    """Save the list's current filters as a queue (leads)."""
+    """Save the list's current filters as a queue: an expert who runs a labelling project
+    creates its queue too."""
     filters = {
         k: v for k in review_selectors.REVIEW_FILTERS if (v := request.POST.get(k, "").strip())
     }
@@ -244,6 +301,8 @@ def queue_create(request: HttpRequest) -> HttpResponse:
                 if request.POST.get("strategy") == QueueStrategy.UNCERTAINTY
                 else QueueStrategy.OLDEST
             ),
+            required_steps=request.POST.get("required_steps") or RequiredSteps.ALL,
+            sample_every=parse_int(request.POST.get("sample_every") or "10") or 0,
         )
     except (ValueError, ValidationError) as exc:
         text = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
@@ -253,9 +312,10 @@ def queue_create(request: HttpRequest) -> HttpResponse:
     return redirect(f"{reverse('review:queues')}#queue-{queue.slug}")
 
 
-@lead_only
+@labeller_only
 @require_GET
 def agreement(request: HttpRequest) -> HttpResponse:
+    """Kappas (aggregates only, no one's votes: blind review holds) for every reviewer."""
     context = review_stats.agreement_report(
         queue_slug=request.GET.get("queue", ""),
         task_type=request.GET.get("task_type", ""),
@@ -316,7 +376,8 @@ def export_prm(request: HttpRequest) -> HttpResponse:
         qs = review_selectors.review_trajectories(filters=_filters(request))
     except FilterError as exc:
         return HttpResponseBadRequest(str(exc.errors))
-    return _stream(exports.prm_lines(qs), "step-labels-prm.jsonl")
+    labels = review_selectors.counted_labels()
+    return _stream(exports.prm_lines(qs, labels=labels), "step-labels-prm.jsonl")
 
 
 @lead_only
@@ -326,7 +387,147 @@ def export_annotators(request: HttpRequest) -> HttpResponse:
         qs = review_selectors.review_trajectories(filters=_filters(request))
     except FilterError as exc:
         return HttpResponseBadRequest(str(exc.errors))
-    return _stream(exports.annotator_lines(qs), "step-labels-by-annotator.jsonl")
+    labels = review_selectors.counted_labels()
+    return _stream(exports.annotator_lines(qs, labels=labels), "step-labels-by-annotator.jsonl")
+
+
+EXPORT_JOBS_SHOWN = 50
+
+
+@lead_only
+@require_http_methods(["GET", "POST"])
+def export_job_list(request: HttpRequest) -> HttpResponse:
+    """Background exports: start one (POST: the list's filters and a kind), see the recent ones."""
+    if request.method == "POST":
+        filters = {
+            k: v for k in review_selectors.REVIEW_FILTERS if (v := request.POST.get(k, "").strip())
+        }
+        try:
+            job = export_jobs.start_export(
+                kind=request.POST.get("kind", ""), filters=filters, user=request.user
+            )
+        except FilterError as exc:
+            return HttpResponseBadRequest(f"filters: {exc.errors}")
+        except export_jobs.ExportError as exc:
+            return HttpResponseBadRequest(str(exc))
+        return redirect("review:export_job", job_id=job.pk)
+    jobs = list(ExportJob.objects.select_related("created_by")[:EXPORT_JOBS_SHOWN])
+    return render(
+        request,
+        "review/exports.html",
+        {"rows": [_export_row(job) for job in jobs], "kinds": ExportKind.choices,
+         **_role_flags(request)},
+    )  # fmt: skip
+
+
+def _export_row(job: ExportJob) -> dict[str, Any]:
+    stalled = export_jobs.stalled(job)
+    return {
+        "job": job,
+        "stalled": stalled,
+        "can_resume": export_jobs.can_resume(job),
+        "active": job.status in ("queued", "running") and not stalled,
+        "downloadable": export_jobs.downloadable(job) is not None,
+    }
+
+
+@lead_only
+@require_GET
+def export_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(ExportJob.objects.select_related("created_by"), pk=job_id)
+    template = "review/_export_job.html" if request.htmx else "review/export_job.html"
+    return render(request, template, {"row": _export_row(job), **_role_flags(request)})
+
+
+@lead_only
+@require_GET
+def export_job_download(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(ExportJob, pk=job_id)
+    path = export_jobs.downloadable(job)
+    if path is None:
+        raise Http404("this export has no finished file")
+    response = StreamingHttpResponse(_file_chunks(path), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="{job.file_name}"'
+    response["Content-Length"] = str(job.bytes)
+    return response
+
+
+def _file_chunks(path: Any, size: int = 1 << 16) -> Any:
+    """The file in pieces, opened only once the response is read and closed when it ends or
+    is dropped (a response never read holds no open file)."""
+    with open(path, "rb") as handle:
+        while piece := handle.read(size):
+            yield piece
+
+
+@lead_only
+@require_POST
+def export_job_resume(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(ExportJob, pk=job_id)
+    try:
+        export_jobs.resume_export(job)
+    except export_jobs.ExportError as exc:
+        messages.error(request, str(exc))
+    return redirect("review:export_job", job_id=job.pk)
+
+
+@lead_only
+@require_POST
+def export_job_delete(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(ExportJob, pk=job_id)
+    export_jobs.delete_export(job)
+    messages.success(request, f"Export {job_id} and its file deleted.")
+    return redirect("review:export_jobs")
+
+
+@labeller_only
+@require_POST
+def trajectory_labels_to_set(request: HttpRequest, trajectory_id: int) -> HttpResponse:
+    """ "Add these step labels to set X": the trajectory with the labels its submitted reviews
+    give each step (a lead's final label, else the majority, as the PRM export has them) as a
+    step-labels case in a new version of the set."""
+    from rewards.models import EvaluationSet
+    from rewards.services.evaluation import (
+        can_see_held_out,
+        case_from_step_labels,
+        evaluation_set_add_cases,
+    )
+
+    trajectory = get_object_or_404(Trajectory, pk=trajectory_id)
+    back = reverse("review:trajectory", args=[trajectory.pk])
+    sets = EvaluationSet.objects.all()
+    if not can_see_held_out(request.user):
+        sets = sets.filter(held_out=False)
+    evaluation_set = sets.filter(slug=request.POST.get("set", "")[:100]).first()
+    if evaluation_set is None:
+        messages.error(request, "set: choose an evaluation set by its slug.")
+        return redirect(back)
+    rows = list(
+        exports.prm_rows(
+            Trajectory.objects.filter(pk=trajectory.pk), labels=review_selectors.counted_labels()
+        )
+    )
+    if not rows:
+        messages.error(request, "labels: this trajectory has no label of a submitted review yet.")
+        return redirect(back)
+    try:
+        case = case_from_step_labels(trajectory, rows[0]["labels"])
+        version = evaluation_set_add_cases(
+            evaluation_set=evaluation_set,
+            cases=[case],
+            user=request.user,  # type: ignore[arg-type]
+            note=f"step labels of trajectory {trajectory.pk}",
+        )
+    except ValidationError as exc:
+        for name, errors in exc.message_dict.items():
+            messages.error(request, f"{name}: {' '.join(errors)}")
+        return redirect(back)
+    messages.success(
+        request,
+        f"Step labels of trajectory {trajectory.pk} added to {evaluation_set.slug} "
+        f"v{version.number}.",
+    )
+    return redirect(back)
 
 
 @lead_only
@@ -347,6 +548,74 @@ def flag_review(request: HttpRequest, flag_id: int) -> HttpResponse:
     if request.htmx:
         return render(request, "review/_flag.html", {"flag": flag, "is_lead": True})
     return redirect(reverse("review:trajectory", args=[flag.trajectory_id]) + f"#flag-{flag.pk}")
+
+
+@labeller_only
+def trajectory_upload(request: HttpRequest) -> HttpResponse:
+    """Import a file from the browser (drop or pick it): JSON, a JSON array or JSONL in any
+    supported format, detected per record; the page lists each record's result and errors."""
+    context: dict[str, Any] = {"formats": FORMATS, **_role_flags(request)}
+    if request.method != "POST":
+        return render(request, "review/import.html", context)
+    upload = request.FILES.get("file")
+    fmt = request.POST.get("source_format") or "auto"
+    task_type = request.POST.get("task_type", "").strip() or None
+    errors: dict[str, str] = {}
+    if upload is None:
+        errors["file"] = "choose or drop a file to import"
+    elif upload.size is not None and upload.size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        errors["file"] = f"{upload.size:,} bytes is over the limit of " + (
+            f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"
+        )
+    if fmt != "auto" and fmt not in FORMATS:
+        errors["source_format"] = f"unknown format {fmt!r}"
+    if task_type is not None and not slug_re.fullmatch(task_type):
+        errors["task_type"] = "letters, digits, - and _ only"
+    text = ""
+    if not errors and upload is not None:
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError:
+            errors["file"] = "the file is not UTF-8 text"
+    if "\x00" in text:
+        errors["file"] = "the file contains a NUL character"
+    if errors:
+        return render(request, "review/import.html", {**context, "errors": errors}, status=400)
+    parsed = list(iter_records(text))
+    limit = settings.REWARDHUB_LIMITS["MAX_BULK_RECORDS"]
+    if len(parsed) > limit:
+        errors["file"] = f"{len(parsed)} records is over the limit of {limit} per upload"
+        return render(request, "review/import.html", {**context, "errors": errors}, status=400)
+    results = []
+    for record in parsed:
+        if record.error is not None:
+            results.append({"line": record.line, "status": "rejected", "errors": record.error})
+            continue
+        result = trajectory_import(
+            record=record.record,
+            fmt=fmt,
+            task_type=task_type,
+            imported_by=request.user,  # type: ignore[arg-type]
+            line=record.line,
+        )
+        results.append(
+            {
+                "line": record.line,
+                "status": result.status,
+                "format": result.source_format,
+                "trajectory": result.trajectory,
+                "errors": "; ".join(f"{k}: {' '.join(v)}" for k, v in result.errors.items()),
+                "warnings": result.warnings,
+            }
+        )
+    counts = {s: sum(1 for r in results if r["status"] == s) for s in IMPORT_STATUSES}
+    context.update(
+        results=results,
+        counts=counts,
+        name=upload.name if upload is not None else "",
+        imported_ids=[r["trajectory"].pk for r in results if r.get("trajectory") is not None],
+    )
+    return render(request, "review/import.html", context)
 
 
 @login_required

@@ -30,9 +30,20 @@ class ProjectConfig(AppConfig):
 
         # Make the project's Celery app the current one, so shared tasks use its broker.
         import rewardhub.celery  # noqa: F401
+        from rewardhub import checks  # noqa: F401  (registers the project's system checks)
         from rewardhub.audited import register_audited_models
         from rewardhub.cache_limits import apply_cache_limits
 
         apply_cache_limits(settings.CACHE_LIMITS)  # the scoring core's and analyzer's caches
+        from django.contrib import admin
+
+        from core.admin import bound_json_inputs
+
+        bound_json_inputs(admin.site)  # every app's admin is registered by now (autodiscover)
+        # Every analyzer of the process (the safety service's and the scorers') takes its time
+        # bound per command from here unless its config names one.
+        from safety.analyzer import config as analyzer_config
+
+        analyzer_config.COMMAND_SECONDS = settings.SAFETY["COMMAND_SECONDS"]
         cap_pool_reconnect_delay(settings.DATABASE_POOL_RECONNECT_SECONDS)
         register_audited_models()

@@ -21,13 +21,21 @@ def register_audited_models() -> None:
     from annotations.models import FinalLabel
     from core.models import ApiKey, User
     from review.models import ReviewQueue
-    from rewards.models import LearnedComponent, RewardModel, TaskType, TrustedBehaviour
+    from rewards.models import (
+        EvaluationAttachment,
+        LearnedComponent,
+        RewardModel,
+        TaskType,
+        TrustedBehaviour,
+    )
     from safety.models import Flag, Policy, PolicyRule, Waiver
 
     register(TaskType, "task_type")
     register(TrustedBehaviour, "behaviour")
     register(RewardModel, "reward_model")
     register(LearnedComponent, "learned_component")
+    # Which sets gate a reward model's activation: attached or removed in the admin's inline too.
+    register(EvaluationAttachment, "evaluation_attachment")
     register(Policy, "policy")
     register(PolicyRule, "policy_rule")
     register(Waiver, "waiver")

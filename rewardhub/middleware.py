@@ -1,4 +1,5 @@
-"""Middleware every request passes: security headers, and size and NUL checks at the door."""
+"""Middleware every request passes: security headers, bidi controls neutralised in pages, and
+size and NUL checks at the door."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse, QueryDict
+
+from core.bidi import neutralise_utf8
 
 
 class ContentSecurityPolicyMiddleware:
@@ -23,6 +26,28 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         if self.policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = self.policy
+        return response
+
+
+class BidiControlMiddleware:
+    """Neutralise and mark bidi control characters in every HTML page (``core.bidi``).
+
+    Model output is shown on many pages (viewer, flag queue, lists, the admin): doing it on the
+    way out covers them all, attributes and text areas included, and any page added later."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.streaming or not response.get("Content-Type", "").startswith("text/html"):
+            return response
+        body = response.content
+        clean = neutralise_utf8(body)
+        if clean is not body:
+            response.content = clean
+            if response.has_header("Content-Length"):
+                response["Content-Length"] = str(len(clean))
         return response
 
 

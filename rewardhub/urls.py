@@ -24,6 +24,8 @@ router.register("behaviours", reward_api.TrustedBehaviourViewSet, basename="beha
 router.register("reward-models", reward_api.RewardModelViewSet, basename="reward-model")
 router.register("scorings", reward_api.ScoringRecordViewSet, basename="scoring")
 router.register("training-runs", reward_api.TrainingRunViewSet, basename="training-run")
+router.register("evaluation-sets", reward_api.EvaluationSetViewSet, basename="evaluation-set")
+router.register("evaluation-runs", reward_api.EvaluationRunViewSet, basename="evaluation-run")
 
 urlpatterns = [
     path("", review_views.home, name="home"),

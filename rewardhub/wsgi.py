@@ -11,10 +11,12 @@ from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 from django.urls import get_resolver
 
+from rewardhub.checks import refuse_repository_secret_key
 from rewardhub.load_shedding import LoadShedding
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rewardhub.settings")
 _django = get_wsgi_application()
+refuse_repository_secret_key()  # outside DEBUG, a key from the repository stops us here
 # Import every view now (Django loads the URLconf lazily, on the first request), then move all
 # these start-up objects out of the collector's reach: a full collection over them took about
 # 110 ms here, a stall that landed in the score API's p99.

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
 from core.admin_lists import LargeTableAdmin
+from rewards.evaluation import Case, line_messages, parse_jsonl
 from rewards.models import (
+    EvaluationAttachment,
+    EvaluationCase,
+    EvaluationResult,
+    EvaluationRun,
+    EvaluationSet,
+    EvaluationSetVersion,
     LearnedComponent,
     LearnedTrainingJob,
     RewardModel,
@@ -53,6 +63,15 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class EvaluationAttachmentInline(admin.TabularInline):
+    """The evaluation sets this reward model's versions are gated on."""
+
+    model = EvaluationAttachment
+    extra = 0
+    fields = ["evaluation_set", "created_at"]
+    readonly_fields = ["created_at"]
+
+
 @admin.register(RewardModel)
 class RewardModelAdmin(admin.ModelAdmin):
     """``RewardModel.clean()`` checks the learned weight (0..1, a trained component of the task
@@ -71,6 +90,7 @@ class RewardModelAdmin(admin.ModelAdmin):
     search_fields = ["slug", "name"]
     list_select_related = ["task_type", "active_version"]
     readonly_fields = ["active_version"]
+    inlines = [EvaluationAttachmentInline]
 
 
 @admin.register(LearnedComponent)
@@ -135,3 +155,97 @@ class TrainingRunAdmin(admin.ModelAdmin):
     search_fields = ["name", "reward_model"]
     readonly_fields = ["created_by", "created_at", "updated_at"]
     inlines = [TrainingMetricInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # trainers create runs through the API, which bounds config and metrics
+
+
+class EvaluationSetAdminForm(forms.ModelForm):
+    import_jsonl = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="Cases to add as a new version, one JSON object per line.",
+    )
+
+    class Meta:
+        model = EvaluationSet
+        fields = ["slug", "name", "description", "held_out"]
+
+    def clean_import_jsonl(self) -> list[Case]:
+        cases, errors = parse_jsonl(self.cleaned_data.get("import_jsonl") or "")
+        if errors:
+            raise forms.ValidationError(line_messages(errors, limit=50))
+        return cases
+
+
+class EvaluationSetVersionInline(admin.TabularInline):
+    model = EvaluationSetVersion
+    extra = 0
+    fields = ["number", "case_count", "digest", "note", "created_by", "created_at"]
+    readonly_fields = fields
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(EvaluationSet)
+class EvaluationSetAdmin(admin.ModelAdmin):
+    """Sets and their versions; pasting JSONL adds a new version (versions never change)."""
+
+    form = EvaluationSetAdminForm
+    list_display = ["slug", "name", "held_out", "updated_at"]
+    list_filter = ["held_out"]
+    search_fields = ["slug", "name"]
+    inlines = [EvaluationSetVersionInline]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        from rewards.services.evaluation import evaluation_set_add_cases
+
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+        cases = form.cleaned_data.get("import_jsonl") or []
+        if cases:
+            evaluation_set_add_cases(
+                evaluation_set=obj,
+                cases=cases,
+                user=request.user,  # type: ignore[arg-type]
+                note="admin import",
+            )
+
+
+class EvaluationCaseInline(admin.TabularInline):
+    model = EvaluationCase
+    extra = 0
+    fields = ["position", "key", "kind", "category", "data"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(EvaluationSetVersion)
+class EvaluationSetVersionAdmin(ReadOnlyAdmin):
+    list_display = ["evaluation_set", "number", "case_count", "created_at"]
+    list_filter = ["evaluation_set"]
+    fields = ["evaluation_set", "number", "case_count", "digest", "note", "created_by"]
+    readonly_fields = fields
+    inlines = [EvaluationCaseInline]
+
+
+@admin.register(EvaluationRun)
+class EvaluationRunAdmin(ReadOnlyAdmin):
+    list_display = ["id", "version", "trigger", "state", "done", "total", "created_at"]
+    list_filter = ["state", "trigger"]
+    fields = ["version", "trigger", "state", "done", "total", "error", "requested_by"]
+    readonly_fields = fields
+
+
+@admin.register(EvaluationResult)
+class EvaluationResultAdmin(ReadOnlyAdmin):
+    list_display = ["version", "set_version", "seconds", "created_at"]
+    fields = ["version", "set_version", "run", "seconds", "metrics"]
+    readonly_fields = fields

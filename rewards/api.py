@@ -7,6 +7,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Prefetch
+from django.http import Http404, HttpResponse
 from drf_spectacular.utils import (
     OpenApiParameter,
     PolymorphicProxySerializer,
@@ -15,7 +17,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,10 +28,21 @@ from annotations.api import TrajectoryViewSet
 from core.api_errors import PayloadTooLarge, errors_by_field
 from core.authentication import ApiKeyAuthentication, PathApiKeyAuthentication
 from core.canonical import TrajectoryError
+from core.models import ApiKey
 from core.parsers import ReleasesParsedBody
-from core.permissions import CanCompileRewards, CanEditRewards, CanReadRewards, CanScore
+from core.permissions import (
+    CanCompileRewards,
+    CanEditEvaluationSets,
+    CanEditRewards,
+    CanReadRewards,
+    CanScore,
+)
 from rewards import scoping
+from rewards.evaluation import CaseError, line_messages, parse_case
 from rewards.models import (
+    EvaluationRun,
+    EvaluationSet,
+    EvaluationSetVersion,
     LearnedStatus,
     RewardModel,
     RewardModelVersion,
@@ -38,13 +51,20 @@ from rewards.models import (
     TrainingRun,
     TrustedBehaviour,
 )
-from rewards.scoring import WorkLimitExceeded, text_logs, unit_score
+from rewards.scoring import WorkLimitExceeded, openrlhf_sends_extra_logs, text_logs, unit_score
 from rewards.serializers import (
     STEP_MAX,
     ActivateInputSerializer,
+    AttachSetInputSerializer,
     BatchScoreInputSerializer,
     CompileInputSerializer,
+    EvaluateInputSerializer,
+    EvaluationCasesInputSerializer,
+    EvaluationImportInputSerializer,
+    EvaluationSetSerializer,
+    FlagToSetInputSerializer,
     OpenRLHFInputSerializer,
+    PairToSetInputSerializer,
     RewardModelSerializer,
     RewardModelVersionDetailSerializer,
     RewardModelVersionSerializer,
@@ -53,9 +73,11 @@ from rewards.serializers import (
     TrustedBehaviourSerializer,
     checked_rollout,
 )
+from rewards.services import evaluation as evaluation_services
 from rewards.services import rewards as reward_services
 from rewards.services import scoring as scoring_services
 from rewards.services import training as training_services
+from rewards.services.evaluation import ActivationRefused
 
 
 def _django_errors(exc: DjangoValidationError) -> dict[str, list[str]]:
@@ -189,8 +211,8 @@ class OpenRLHFView(ReleasesParsedBody, APIView):
     Each sample goes through the score API's own path (``scoring_services.score_text``): parsed
     into a C1 trajectory, scored, recorded with its rollout tag, routed to review when flagged.
     Tags: ``rollouts`` in the body (one per sample), else the URL's ``?run=&step=&sample=``.
-    ``?openrlhf=0.8`` leaves ``extra_logs`` out (OpenRLHF 0.8 concatenates them as tensors and
-    fails on lists)."""
+    ``?openrlhf=0.8`` (or ``RH_OPENRLHF_COMPAT=0.8`` for every request) leaves ``extra_logs``
+    out (OpenRLHF 0.8 concatenates them as tensors and fails on lists)."""
 
     authentication_classes = [PathApiKeyAuthentication, ApiKeyAuthentication]
     # Scored text is never stored as such: NUL and unpaired surrogates are scored like on every
@@ -208,7 +230,10 @@ class OpenRLHFView(ReleasesParsedBody, APIView):
             OpenApiParameter("step", int, description="rollout step of every sample"),
             OpenApiParameter("sample", str, description="rollout sample of every sample"),
             OpenApiParameter(
-                "openrlhf", str, description="0.8: leave extra_logs out (OpenRLHF 0.8.x)"
+                "openrlhf",
+                str,
+                description="the trainer's OpenRLHF version; 0.8 leaves extra_logs out "
+                "(default RH_OPENRLHF_COMPAT)",
             ),
         ],
     )
@@ -223,6 +248,7 @@ class OpenRLHFView(ReleasesParsedBody, APIView):
         prompts = data.validated_data.get("prompts") or [""] * n
         labels = data.validated_data.get("labels") or [None] * n
         shared = self._url_rollout(request)
+        sends_extra_logs = self._sends_extra_logs(request)
         tags = data.validated_data.get("rollouts") or [{}] * n
         version = _resolve(request, reward_model)
         bounds = scoring_services.scorer_for(version).reward_bounds
@@ -260,7 +286,7 @@ class OpenRLHFView(ReleasesParsedBody, APIView):
         if errors:
             raise ValidationError(errors)
         body: dict[str, Any] = {"rewards": rewards, "scores": scores}
-        if request.query_params.get("openrlhf", "").strip() not in ("0.8", "0.8.x"):
+        if sends_extra_logs:
             body["extra_logs"] = extra
         body.update(
             {
@@ -275,6 +301,17 @@ class OpenRLHFView(ReleasesParsedBody, APIView):
             }
         )
         return Response(body)
+
+    @staticmethod
+    def _sends_extra_logs(request: Request) -> bool:
+        """``?openrlhf=VERSION``, else ``RH_OPENRLHF_COMPAT``: 0.8 gets no ``extra_logs``."""
+        version = request.query_params.get("openrlhf")
+        if version is None:
+            version = settings.SCORING["OPENRLHF_COMPAT"]
+        try:
+            return openrlhf_sends_extra_logs(version)
+        except ValueError as exc:
+            raise ValidationError({"openrlhf": [str(exc)]}) from exc
 
     @staticmethod
     def _url_rollout(request: Request) -> dict[str, Any]:
@@ -313,9 +350,9 @@ class _RewardDomainViewSet(viewsets.ModelViewSet):
     """Reads for any role (and `read` keys); writes for experts and admins only."""
 
     def get_permissions(self) -> list[BasePermission]:
-        if self.action in ("list", "retrieve", "versions", "diff"):
+        if self.action in ("list", "retrieve", "versions", "diff", "evaluation"):
             return [CanReadRewards()]
-        if self.action in ("compile", "activate", "rollback"):
+        if self.action in ("compile", "activate", "rollback", "evaluate", "attach_set"):
             return [CanCompileRewards()]
         return [CanEditRewards()]
 
@@ -393,7 +430,23 @@ class RewardModelViewSet(_RewardDomainViewSet):
         data = ActivateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         version = self._version(reward_model, data.validated_data["version"], "version")
-        reward_services.reward_model_activate(reward_model=reward_model, version=version)
+        try:
+            reward_services.reward_model_activate(
+                reward_model=reward_model,
+                version=version,
+                user=request.user,  # type: ignore[arg-type]
+                override_reason=data.validated_data.get("override_reason", ""),
+            )
+        except ActivationRefused as exc:
+            body = _django_errors(exc)
+            body["regressions"] = [
+                f"{r['set']}@{r['set_version']}: {case}"
+                for r in exc.regressions
+                for case in r["cases"]
+            ]
+            raise ValidationError(body) from exc
+        except DjangoValidationError as exc:
+            raise ValidationError(_django_errors(exc)) from exc
         return Response(RewardModelSerializer(reward_model).data)
 
     @extend_schema(request=None, responses=RewardModelSerializer)
@@ -449,6 +502,95 @@ class RewardModelViewSet(_RewardDomainViewSet):
             }
         )
 
+    @extend_schema(request=EvaluateInputSerializer, responses={202: dict})
+    @action(detail=True, methods=["post"])
+    def evaluate(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
+        """Queue an evaluation of a version on the attached sets (progress: evaluation-runs)."""
+        reward_model = self.get_object()
+        data = EvaluateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = self._version(reward_model, data.validated_data["version"], "version")
+        run = evaluation_services.evaluation_run_request(
+            version=version,
+            user=request.user,  # type: ignore[arg-type]
+        )
+        if run is None:
+            raise ValidationError({"version": ["no evaluation set is attached to this model"]})
+        return Response(_run_body(run), status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("version", int),
+            OpenApiParameter(
+                "draft", bool, description="the current inputs with the draft policy instead"
+            ),
+        ],
+        responses=dict,
+    )
+    @action(detail=True, methods=["get"])
+    def evaluation(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
+        """A version's stored results on the attached sets beside the active version's, with
+        the cases it newly catches and newly misses (held-out sets: metrics and keys only)."""
+        reward_model = self.get_object()
+        see_held_out = not isinstance(
+            request.auth, ApiKey
+        ) and evaluation_services.can_see_held_out(request.user)
+        if request.query_params.get("draft") in ("1", "true"):
+            return Response(self._draft(reward_model, see_held_out))
+        version = self._version(reward_model, request.query_params.get("version"), "version")
+        from rewards.selectors import evaluation_page
+
+        sets = evaluation_page(
+            version=version, baseline=reward_model.active_version, can_see_held_out=see_held_out
+        )
+        body = [
+            _set_result(
+                s["set_version"],
+                s["result"].metrics if s["result"] is not None else None,
+                hidden=s["hidden"],
+                caught=[k for k, _ in s["newly_caught"]],
+                missed=[k for k, _ in s["newly_missed"]],
+            )
+            for s in sets
+        ]
+        return Response(_evaluation_body(version.number, reward_model, body))
+
+    def _draft(self, reward_model: RewardModel, see_held_out: bool) -> dict[str, Any]:
+        try:
+            rows = evaluation_services.draft_comparison(reward_model=reward_model)
+        except DjangoValidationError as exc:
+            raise ValidationError(_django_errors(exc)) from exc
+        body = [
+            _set_result(
+                row["set_version"],
+                row["metrics"],
+                hidden=row["set_version"].evaluation_set.held_out and not see_held_out,
+                caught=row["newly_caught"],
+                missed=row["newly_missed"],
+            )
+            for row in rows
+        ]
+        return _evaluation_body("draft", reward_model, body)
+
+    @extend_schema(request=AttachSetInputSerializer, responses={201: dict})
+    @action(detail=True, methods=["post"], url_path="attach-set")
+    def attach_set(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
+        reward_model = self.get_object()
+        data = AttachSetInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        evaluation_set = _visible_sets(request).filter(slug=data.validated_data["set"]).first()
+        if evaluation_set is None:
+            raise ValidationError({"set": ["no such evaluation set"]})
+        evaluation_services.evaluation_set_attach(
+            reward_model=reward_model,
+            evaluation_set=evaluation_set,
+            user=request.user,  # type: ignore[arg-type]
+        )
+        return Response(
+            {"reward_model": reward_model.slug, "set": evaluation_set.slug},
+            status=status.HTTP_201_CREATED,
+        )
+
 
 class ScoringRecordSerializer(serializers.ModelSerializer):
     reward_model = serializers.SerializerMethodField()
@@ -502,9 +644,13 @@ class ScoringRecordViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = ScoringRecordSerializer
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
-        qs = scoping.scoring_records_for(
-            self.request, ScoringRecord.objects.select_related("version__reward_model")
+        # Only what the rows show: the breakdown (about a hundred containers each) would be
+        # read and decoded for every row of every page and then dropped.
+        columns = [f for f in ScoringRecordSerializer.Meta.fields if f != "reward_model"]
+        records = ScoringRecord.objects.select_related("version__reward_model").only(
+            *columns, "version__number", "version__reward_model__slug"
         )
+        qs = scoping.scoring_records_for(self.request, records)
         if run := self.request.query_params.get("run"):
             qs = qs.filter(run=run)
         if unsafe := self.request.query_params.get("unsafe"):
@@ -609,3 +755,257 @@ class TrainingRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         except DjangoValidationError as exc:
             raise ValidationError(_django_errors(exc)) from exc
         return Response({"run": run.name, "step": row.step, "metrics": row.values})
+
+
+# --- evaluation sets and runs -------------------------------------------------------------------
+
+
+def _set_result(
+    set_version: EvaluationSetVersion,
+    metrics: dict[str, Any] | None,
+    *,
+    hidden: bool,
+    caught: list[str],
+    missed: list[str],
+) -> dict[str, Any]:
+    """One set's answer: its metrics without the per-case outcomes, and for a held-out set
+    the reader may not see, without the lists of cases either."""
+    drop = ("outcomes", "misses", "false_positives", "inverted_pairs") if hidden else ("outcomes",)
+    return {
+        "set": set_version.evaluation_set.slug,
+        "set_version": set_version.number,
+        "evaluated": metrics is not None,
+        "metrics": None if metrics is None else {k: v for k, v in metrics.items() if k not in drop},
+        "newly_caught": caught,
+        "newly_missed": missed,
+    }
+
+
+def _evaluation_body(
+    version: int | str, reward_model: RewardModel, sets: list[dict[str, Any]]
+) -> dict[str, Any]:
+    active = reward_model.active_version
+    return {"version": version, "active_version": active.number if active else None, "sets": sets}
+
+
+def _run_body(run: EvaluationRun) -> dict[str, Any]:
+    return {
+        "id": run.pk,
+        "version": run.version.number,
+        "reward_model": run.version.reward_model.slug,
+        "state": run.state,
+        "trigger": run.trigger,
+        "done": run.done,
+        "total": run.total,
+        "error": run.error,
+    }
+
+
+def _visible_sets(request: Request) -> Any:
+    """The one place that hides held-out sets: from API keys and from people who are not
+    experts or admins (they edit the policy)."""
+    from rewards.services.evaluation import can_see_held_out
+
+    qs = EvaluationSet.objects.prefetch_related(
+        Prefetch(
+            "versions",
+            queryset=EvaluationSetVersion.objects.order_by("-number"),
+            to_attr="prefetched_versions",
+        )
+    ).order_by("slug")
+    if isinstance(request.auth, ApiKey) or not can_see_held_out(request.user):
+        qs = qs.filter(held_out=False)
+    return qs
+
+
+class EvaluationSetViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Named, versioned, immutable sets of evaluation cases: create, add cases (a new version),
+    import and export JSONL, add a reviewed flag. Held-out sets exist only for experts."""
+
+    serializer_class = EvaluationSetSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return _visible_sets(self.request)
+
+    def get_object(self) -> EvaluationSet:
+        """A held-out set named by someone who may not see it is a 403 saying why."""
+        try:
+            return super().get_object()  # type: ignore[no-any-return]
+        except Http404:
+            slug = self.kwargs.get(self.lookup_field, "")
+            if EvaluationSet.objects.filter(slug=slug, held_out=True).exists():
+                raise PermissionDenied(
+                    "This evaluation set is held out: only experts and admins see it."
+                ) from None
+            raise
+
+    def get_permissions(self) -> list[BasePermission]:
+        if self.action in ("list", "retrieve", "export"):
+            return [CanReadRewards()]
+        return [CanEditEvaluationSets()]
+
+    def perform_create(self, serializer: Any) -> None:
+        try:
+            serializer.instance = evaluation_services.evaluation_set_create(
+                user=self.request.user, **serializer.validated_data
+            )
+        except DjangoValidationError as exc:
+            raise ValidationError(_django_errors(exc)) from exc
+
+    def _new_version(self, evaluation_set: EvaluationSet, **kwargs: Any) -> Response:
+        try:
+            version = evaluation_services.evaluation_set_add_cases(
+                evaluation_set=evaluation_set, user=self.request.user, **kwargs
+            )
+        except DjangoValidationError as exc:
+            raise ValidationError(_django_errors(exc)) from exc
+        return Response(
+            {"set": evaluation_set.slug, "version": version.number, "cases": version.case_count},
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(request=EvaluationCasesInputSerializer, responses={201: dict})
+    @action(detail=True, methods=["post"])
+    def cases(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
+        evaluation_set = self.get_object()
+        data = EvaluationCasesInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        parsed = []
+        errors: dict[str, list[str]] = {}
+        for i, raw in enumerate(data.validated_data["cases"]):
+            try:
+                parsed.append(parse_case(raw))
+            except CaseError as exc:
+                for name, msgs in exc.errors.items():
+                    errors[f"cases.{i}.{name}"] = msgs
+        if errors:
+            raise ValidationError(errors)
+        return self._new_version(
+            evaluation_set,
+            cases=parsed,
+            note=data.validated_data.get("note", ""),
+            replace=data.validated_data["replace"],
+        )
+
+    @extend_schema(request=EvaluationImportInputSerializer, responses={201: dict})
+    @action(detail=True, methods=["post"], url_path="import")
+    def import_jsonl(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
+        evaluation_set = self.get_object()
+        data = EvaluationImportInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            version = evaluation_services.evaluation_set_import_jsonl(
+                evaluation_set=evaluation_set,
+                text=data.validated_data["jsonl"],
+                user=request.user,  # type: ignore[arg-type]
+                replace=data.validated_data["replace"],
+            )
+        except evaluation_services.JsonlImportError as exc:
+            # The API's error shape: every bad line once in "jsonl", and each of its fields
+            # as "jsonl.<line>.<field>".
+            body: dict[str, list[str]] = {"jsonl": line_messages(exc.lines)}
+            for e in exc.lines[:100]:
+                for name, msgs in e["errors"].items():
+                    body[f"jsonl.{e['line']}.{name}"] = msgs
+            raise ValidationError(body) from exc
+        except DjangoValidationError as exc:
+            raise ValidationError(_django_errors(exc)) from exc
+        return Response(
+            {"set": evaluation_set.slug, "version": version.number, "cases": version.case_count},
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("version", int, description="default: the newest")],
+        responses={(200, "application/x-ndjson"): str},
+    )
+    @action(detail=True, methods=["get"])
+    def export(self, request: Request, slug: str | None = None, **kwargs: Any) -> HttpResponse:
+        evaluation_set = self.get_object()
+        versions = evaluation_set.versions.order_by("-number")
+        raw = request.query_params.get("version")
+        if raw:
+            if not (raw.isascii() and raw.isdigit() and len(raw) < 10):
+                raise ValidationError({"version": ["expected a version number"]})
+            versions = versions.filter(number=int(raw))
+        version = versions.first()
+        if version is None:
+            raise NotFound(f"{evaluation_set.slug} has no such version")
+        response = HttpResponse(
+            evaluation_services.evaluation_set_export(version),
+            content_type="application/x-ndjson; charset=utf-8",
+        )
+        response["Content-Disposition"] = (
+            f'attachment; filename="{evaluation_set.slug}-v{version.number}.jsonl"'
+        )
+        return response
+
+    @extend_schema(request=FlagToSetInputSerializer, responses={201: dict})
+    @action(detail=True, methods=["post"], url_path="add-flag")
+    def add_flag(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
+        from safety.models import Flag
+
+        evaluation_set = self.get_object()
+        data = FlagToSetInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        flag = Flag.objects.filter(pk=data.validated_data["flag"]).first()
+        if flag is None:
+            raise ValidationError({"flag": ["no such flag"]})
+        try:
+            case = evaluation_services.case_from_flag(flag, data.validated_data.get("label"))
+        except DjangoValidationError as exc:
+            raise ValidationError(_django_errors(exc)) from exc
+        return self._new_version(evaluation_set, cases=[case], note=f"flag {flag.pk}")
+
+    @extend_schema(request=PairToSetInputSerializer, responses={201: dict})
+    @action(detail=True, methods=["post"], url_path="add-pair")
+    def add_pair(self, request: Request, slug: str | None = None, **kwargs: Any) -> Response:
+        """An ordered pair of stored trajectories (better first) as a new case."""
+        from annotations.models import Trajectory
+
+        evaluation_set = self.get_object()
+        data = PairToSetInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        found = Trajectory.objects.in_bulk(
+            [data.validated_data["better"], data.validated_data["worse"]]
+        )
+        errors = {
+            name: ["no such trajectory"]
+            for name in ("better", "worse")
+            if data.validated_data[name] not in found
+        }
+        if not errors and data.validated_data["better"] == data.validated_data["worse"]:
+            errors["worse"] = ["a pair needs two different trajectories"]
+        if errors:
+            raise ValidationError(errors)
+        try:
+            case = evaluation_services.case_from_trajectories(
+                found[data.validated_data["better"]],
+                found[data.validated_data["worse"]],
+                data.validated_data["tier"],
+            )
+        except DjangoValidationError as exc:
+            raise ValidationError(_django_errors(exc)) from exc
+        note = f"pair {data.validated_data['better']} > {data.validated_data['worse']}"
+        return self._new_version(evaluation_set, cases=[case], note=note)
+
+
+class EvaluationRunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """An evaluation run's state and progress (poll it after ``evaluate``)."""
+
+    permission_classes = [CanReadRewards]
+    queryset = EvaluationRun.objects.select_related("version__reward_model")
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        models_seen = scoping.reward_models_for(self.request, RewardModel.objects.all())
+        return super().get_queryset().filter(version__reward_model__in=models_seen)
+
+    @extend_schema(responses=dict)
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return Response(_run_body(self.get_object()))

@@ -6,7 +6,6 @@ because both forms run the same ``validate_spec`` that ``reward_model_compile`` 
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -106,21 +105,6 @@ class TaskTypeForm(forms.ModelForm):
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
 
-def _spec_field_errors(exc: SpecError, mapping: dict[str, str]) -> dict[str, list[str]]:
-    """Spec paths (``behaviors[0].detector.regex``) to form fields, keeping the rest of the path."""
-    out: dict[str, list[str]] = {}
-    for path, messages in exc.errors.items():
-        field, rest = None, path
-        for prefix, name in mapping.items():
-            if path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "["):
-                field, rest = name, path[len(prefix) :].lstrip(".")
-                break
-        for message in messages:
-            text = f"{rest}: {message}" if rest else message
-            out.setdefault(field or "__all__", []).append(text)
-    return out
-
-
 def _add_errors(form: forms.Form, errors: dict[str, list[str]]) -> None:
     for field, messages in errors.items():
         for message in messages:
@@ -149,12 +133,6 @@ class BehaviourForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.instance.task_type = task_type
 
-    def clean_weight(self) -> float:
-        weight = self.cleaned_data["weight"]
-        if weight is not None and weight < 0:
-            raise ValidationError("weight must be >= 0; polarity gives the sign")
-        return weight
-
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         slug = data.get("slug")
@@ -166,22 +144,9 @@ class BehaviourForm(forms.ModelForm):
             self.add_error("slug", "This task type already has a behaviour with this slug.")
         if self.errors:
             return data
-        from rewards.services.rewards import DEFAULTS
+        from rewards.services.rewards import behaviour_errors
 
-        entry = {
-            "slug": data["slug"],
-            "name": data.get("name", ""),
-            "polarity": data.get("polarity"),
-            "weight": data.get("weight"),
-            "max_steps": data.get("max_steps"),
-            "detector": data.get("detector"),
-        }
-        spec = {**copy.deepcopy(DEFAULTS), "behaviors": [entry]}
-        try:
-            validate_spec(spec, check_policy=False)
-        except SpecError as exc:
-            mapping = {f"behaviors[0].{name}": name for name in entry}
-            _add_errors(self, _spec_field_errors(exc, mapping))
+        _add_errors(self, behaviour_errors(data))
         return data
 
 
@@ -269,7 +234,7 @@ class RewardModelForm(forms.ModelForm):
         super()._post_clean()
         if self.errors:
             return
-        from rewards.services.rewards import reward_model_spec
+        from rewards.services.rewards import reward_model_spec, spec_field_errors
 
         spec, _ = reward_model_spec(self.instance)
         try:
@@ -282,7 +247,7 @@ class RewardModelForm(forms.ModelForm):
                 "process": "process_bounds",
                 "outcome_weight": "outcome_weight",
             }
-            _add_errors(self, _spec_field_errors(exc, mapping))
+            _add_errors(self, spec_field_errors(exc, mapping))
 
 
 class TrainForm(forms.Form):

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from annotations.models import Step, Trajectory
+from core import canonical
 from core.immutable import ImmutableModel
 from core.models import ApiKey
 
@@ -28,23 +29,12 @@ class ToolCallFormat(models.TextChoices):
 
 
 def _default_shell_tools() -> list[str]:
-    return [
-        "bash",
-        "shell",
-        "execute_bash",
-        "run_command",
-        "run_shell_command",
-        "terminal",
-        "exec_command",
-        "local_shell",
-        "shell_command",
-        "execute_command",
-        "run_terminal_cmd",
-    ]
+    """The C1 kernel's shell tool names (``core.canonical``, their one place)."""
+    return list(canonical.DEFAULT_SHELL_TOOLS)
 
 
 def _default_command_keys() -> list[str]:
-    return ["command", "cmd"]
+    return list(canonical.DEFAULT_COMMAND_KEYS)
 
 
 def _default_workspace_roots() -> list[str]:
@@ -482,3 +472,175 @@ class StepUncertainty(models.Model):
 
     def __str__(self) -> str:
         return f"{self.step} P={self.probability:.2f} (u={self.uncertainty:.2f})"
+
+
+class EvaluationSet(models.Model):
+    """A named collection of evaluation cases; its content lives in immutable versions, so a
+    result always names exactly the cases it measured. ``held_out`` sets are hidden from the
+    people who edit the policy (safety leads, API keys): only experts and admins see them."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    held_out = models.BooleanField(
+        default=False, help_text="Hidden from policy editors: only experts and admins see it."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class EvaluationSetVersion(ImmutableModel):
+    """One frozen content of a set: its cases, counted and digested."""
+
+    immutable_label = "An evaluation set version"
+
+    evaluation_set = models.ForeignKey(
+        EvaluationSet, on_delete=models.PROTECT, related_name="versions"
+    )
+    number = models.PositiveIntegerField()
+    digest = models.CharField(max_length=80, editable=False)
+    case_count = models.PositiveIntegerField(default=0)
+    note = models.CharField(max_length=300, blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["evaluation_set_id", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation_set", "number"], name="uniq_evalset_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.evaluation_set.slug}@{self.number}"
+
+
+class EvaluationCaseKind(models.TextChoices):
+    COMMAND = "command", "labelled command"
+    PAIR = "pair", "ordered pair or group"
+    STEPS = "steps", "expert step labels"
+
+
+class EvaluationCase(ImmutableModel):
+    """One case of one set version (``rewards.evaluation.cases`` defines the shapes)."""
+
+    immutable_label = "An evaluation case"
+
+    set_version = models.ForeignKey(
+        EvaluationSetVersion, on_delete=models.PROTECT, related_name="cases"
+    )
+    position = models.PositiveIntegerField()
+    key = models.CharField(max_length=120)
+    kind = models.CharField(max_length=10, choices=EvaluationCaseKind.choices)
+    category = models.CharField(max_length=60, blank=True, default="")
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["set_version_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["set_version", "key"], name="uniq_evalcase_key"),
+            models.UniqueConstraint(
+                fields=["set_version", "position"], name="uniq_evalcase_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.set_version}:{self.key}"
+
+
+class EvaluationAttachment(models.Model):
+    """A set a reward model is gated on: compiling evaluates it, activation may not regress."""
+
+    reward_model = models.ForeignKey(
+        RewardModel, on_delete=models.CASCADE, related_name="evaluation_attachments"
+    )
+    evaluation_set = models.ForeignKey(
+        EvaluationSet, on_delete=models.PROTECT, related_name="attachments"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["reward_model_id", "evaluation_set__slug"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reward_model", "evaluation_set"], name="uniq_evaluation_attachment"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reward_model.slug} <- {self.evaluation_set.slug}"
+
+
+class EvaluationRun(models.Model):
+    """One request to evaluate a compiled version against set versions: its Celery state and
+    progress (the version page polls it). Results are kept per (version, set version)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    version = models.ForeignKey(
+        RewardModelVersion, on_delete=models.PROTECT, related_name="evaluation_runs"
+    )
+    set_versions = models.ManyToManyField(EvaluationSetVersion, related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    trigger = models.CharField(max_length=20, default="manual")
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"evaluation #{self.pk} of {self.version_id} ({self.state})"
+
+
+class EvaluationResult(models.Model):
+    """What one compiled version scored on one set version (``rewards.evaluation.run``'s
+    output). Evaluation is deterministic, so there is one per pair (a unique constraint): a
+    second run finds it and does not evaluate again."""
+
+    version = models.ForeignKey(
+        RewardModelVersion, on_delete=models.PROTECT, related_name="evaluation_results"
+    )
+    set_version = models.ForeignKey(
+        EvaluationSetVersion, on_delete=models.PROTECT, related_name="results"
+    )
+    run = models.ForeignKey(
+        EvaluationRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="results"
+    )
+    metrics = models.JSONField()
+    seconds = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version_id", "set_version_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "set_version"], name="uniq_evaluation_result"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version} on {self.set_version}"

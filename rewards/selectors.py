@@ -240,3 +240,128 @@ def action_reading(task_type_slug: str) -> ActionReading | None:
         text_format=task_type.tool_call_format or "auto",
         workspace_roots=strings(task_type.workspace_roots),
     )
+
+
+def evaluation_page(*, version: Any, baseline: Any, can_see_held_out: bool) -> list[dict[str, Any]]:
+    """Per attached set: the version's stored result beside the baseline's, and the cases
+    each newly catches or misses (with their content unless the set is held out from this
+    reader). Stored results only: a page never evaluates."""
+    from rewards.evaluation import compare_outcomes
+    from rewards.models import EvaluationCase, EvaluationResult
+    from rewards.services.evaluation import attached_set_versions
+
+    set_versions = attached_set_versions(version.reward_model)
+    wanted = [version.pk] + ([baseline.pk] if baseline is not None else [])
+    results = {
+        (r.version_id, r.set_version_id): r
+        for r in EvaluationResult.objects.filter(
+            version_id__in=wanted, set_version__in=set_versions
+        )
+    }
+    out = []
+    for set_version in set_versions:
+        hidden = set_version.evaluation_set.held_out and not can_see_held_out
+        mine = results.get((version.pk, set_version.pk))
+        base = results.get((baseline.pk, set_version.pk)) if baseline is not None else None
+        diff: dict[str, list[str]] = {"newly_caught": [], "newly_missed": []}
+        if mine is not None and base is not None and baseline.pk != version.pk:
+            diff = compare_outcomes(mine.metrics["outcomes"], base.metrics["outcomes"])
+        keys = diff["newly_caught"] + diff["newly_missed"]
+        if mine is not None:
+            keys += [m["key"] for m in mine.metrics["misses"] + mine.metrics["false_positives"]]
+            keys += [p["key"] for p in mine.metrics["inverted_pairs"]]
+        cases = {
+            c.key: c
+            for c in EvaluationCase.objects.filter(set_version=set_version, key__in=set(keys))
+        }
+        out.append(
+            {
+                "set_version": set_version,
+                "hidden": hidden,
+                "result": mine,
+                "baseline": base,
+                "newly_caught": [(k, cases.get(k)) for k in diff["newly_caught"]],
+                "newly_missed": [(k, cases.get(k)) for k in diff["newly_missed"]],
+                "cases": cases,
+                "history": evaluation_history_plot(
+                    reward_model=version.reward_model, set_version=set_version
+                ),
+                "reliability": step_reliability_plot(mine.metrics) if mine is not None else None,
+            }
+        )
+    return out
+
+
+PLOT_W, PLOT_H, PLOT_PAD = 420, 180, 34
+
+
+def _y(value: float) -> float:
+    """A rate in [0, 1] as the plot's y coordinate (1 at the top)."""
+    return round(PLOT_PAD / 2 + (1 - value) * (PLOT_H - PLOT_PAD * 1.5), 1)
+
+
+def evaluation_history_plot(*, reward_model: Any, set_version: Any) -> dict[str, Any]:
+    """Recall, FPR and pair accuracy of every evaluated version on one set version, as plot
+    coordinates (the template draws them as SVG)."""
+    from rewards.models import EvaluationResult
+
+    rows = list(
+        EvaluationResult.objects.filter(set_version=set_version, version__reward_model=reward_model)
+        .select_related("version")
+        .order_by("version__number")
+    )
+    span = max(len(rows) - 1, 1)
+    xs = [round(PLOT_PAD + i * (PLOT_W - PLOT_PAD * 1.5) / span, 1) for i in range(len(rows))]
+    series = []
+    for name, path, color in (
+        ("recall", ("commands", "recall"), 1),
+        ("false-positive rate", ("commands", "fpr"), 2),
+        ("pair accuracy", ("pairs", "accuracy"), 3),
+    ):
+        dots = [
+            (x, _y(row.metrics[path[0]][path[1]]["rate"]))
+            for x, row in zip(xs, rows, strict=True)
+            if row.metrics[path[0]][path[1]]["rate"] is not None
+        ]
+        if dots:
+            points = " ".join(f"{x},{y}" for x, y in dots)
+            series.append({"name": name, "color": color, "points": points, "dots": dots})
+    return {
+        "w": PLOT_W,
+        "h": PLOT_H,
+        "pad": PLOT_PAD,
+        "series": series,
+        "labels": [(x, f"v{row.version.number}") for x, row in zip(xs, rows, strict=True)],
+        "y1": _y(1.0),
+        "y0": _y(0.0),
+    }
+
+
+def step_reliability_plot(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Step rewards against the share experts labelled trusted, per reward bin, as plot
+    coordinates: x is the bin's mean reward (scaled to the bins' range), y the share."""
+    points = metrics.get("steps", {}).get("reliability") or []
+    if not points:
+        return {"w": PLOT_W, "h": PLOT_H, "pad": PLOT_PAD, "dots": [], "points": ""}
+    lo = min(p["mean_reward"] for p in points)
+    hi = max(p["mean_reward"] for p in points)
+    width = (hi - lo) or 1.0
+    dots = [
+        (
+            round(PLOT_PAD + (p["mean_reward"] - lo) / width * (PLOT_W - PLOT_PAD * 1.5), 1),
+            _y(p["trusted_share"]),
+            p,
+        )
+        for p in points
+    ]
+    return {
+        "w": PLOT_W,
+        "h": PLOT_H,
+        "pad": PLOT_PAD,
+        "dots": dots,
+        "points": " ".join(f"{x},{y}" for x, y, _ in dots),
+        "lo": lo,
+        "hi": hi,
+        "y1": _y(1.0),
+        "y0": _y(0.0),
+    }

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from rewards.models import (
+    EvaluationSet,
     LearnedComponent,
     RewardModel,
     RewardModelVersion,
@@ -85,21 +86,23 @@ class TrustedBehaviourSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["id", "updated_at"]
 
-    def validate_weight(self, value: float) -> float:
-        if value < 0:
-            raise serializers.ValidationError("weight must be >= 0; polarity gives the sign")
-        return value
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """The checks the behaviour form runs (``behaviour_errors``), on the behaviour as it
+        will be stored (an update keeps the fields it does not send, a create takes defaults)."""
+        from rewards.services.rewards import BEHAVIOUR_FIELDS, behaviour_errors
 
-    def validate_detector(self, value: Any) -> Any:
-        from rewards.scoring import DETECTOR_PARAMS
-
-        if value is None:
-            return value
-        if not isinstance(value, dict) or value.get("kind") not in DETECTOR_PARAMS:
+        if self.instance is not None:
+            current = {n: getattr(self.instance, n) for n in BEHAVIOUR_FIELDS}
+        else:  # what the row will hold: the model's defaults for what is not sent
+            meta = TrustedBehaviour._meta
+            current = {n: meta.get_field(n).get_default() for n in BEHAVIOUR_FIELDS}
+        errors = behaviour_errors({**current, **attrs})
+        if errors:
+            all_ = errors.pop("__all__", None)
             raise serializers.ValidationError(
-                f"a detector is an object whose kind is one of {sorted(DETECTOR_PARAMS)}"
+                {**errors, **({"non_field_errors": all_} if all_ else {})}
             )
-        return value
+        return attrs
 
 
 class RewardModelVersionSerializer(serializers.ModelSerializer):
@@ -178,6 +181,13 @@ class CompileInputSerializer(serializers.Serializer):
 
 class ActivateInputSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1)
+    override_reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=2000,
+        help_text="An expert's written reason to activate a version that regresses on an "
+        "attached evaluation set (kept in the audit log).",
+    )
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
@@ -306,3 +316,56 @@ class OpenRLHFInputSerializer(serializers.Serializer):
             if name in attrs and len(attrs[name]) != n:
                 raise serializers.ValidationError({name: [f"must have {n} items, like query"]})
         return attrs
+
+
+# --- evaluation sets ---
+
+
+class EvaluationSetSerializer(serializers.ModelSerializer):
+    latest_version = serializers.SerializerMethodField()
+
+    class Meta:
+        model = EvaluationSet
+        fields = ["id", "slug", "name", "description", "held_out", "latest_version", "created_at"]
+        read_only_fields = ["id", "latest_version", "created_at"]
+
+    def get_latest_version(self, obj: EvaluationSet) -> dict[str, Any] | None:
+        versions = getattr(obj, "prefetched_versions", None)
+        version = versions[0] if versions else None
+        if version is None:
+            return None
+        return {"number": version.number, "cases": version.case_count, "digest": version.digest}
+
+
+class EvaluationCasesInputSerializer(serializers.Serializer):
+    cases = serializers.ListField(
+        child=ParsedJSONField(), min_length=1, max_length=10_000, help_text="Cases, one per item."
+    )
+    note = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    replace = serializers.BooleanField(required=False, default=False)
+
+
+class EvaluationImportInputSerializer(serializers.Serializer):
+    jsonl = serializers.CharField(
+        max_length=50_000_000, trim_whitespace=False, help_text="One case per line (JSONL)."
+    )
+    replace = serializers.BooleanField(required=False, default=False)
+
+
+class FlagToSetInputSerializer(serializers.Serializer):
+    flag = serializers.IntegerField(min_value=1)
+    label = serializers.ChoiceField(choices=["unsafe", "safe"], required=False)
+
+
+class EvaluateInputSerializer(serializers.Serializer):
+    version = serializers.IntegerField(min_value=1)
+
+
+class AttachSetInputSerializer(serializers.Serializer):
+    set = serializers.SlugField(max_length=100)
+
+
+class PairToSetInputSerializer(serializers.Serializer):
+    better = serializers.IntegerField(min_value=1, help_text="the better stored trajectory's id")
+    worse = serializers.IntegerField(min_value=1, help_text="the worse stored trajectory's id")
+    tier = serializers.ChoiceField(choices=["same-outcome", "strict"], default="same-outcome")

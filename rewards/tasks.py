@@ -64,3 +64,17 @@ def score_learned(scoring_id: str, version_id: int, trajectory: dict[str, Any]) 
         "reward": record.reward,
         "provisional_reward": record.provisional_reward,
     }
+
+
+@durable_task(
+    "rewardhub.evaluate_reward_version",
+    time_limit=3600,
+    soft_time_limit=3500,
+)
+def evaluate_reward_version(run_id: int) -> dict[str, Any]:
+    """Evaluate a compiled version on its run's sets (idempotent: results are unique per
+    version and set version, and reused)."""
+    from rewards.services.evaluation import evaluation_run_execute
+
+    run = evaluation_run_execute(run_id=run_id)
+    return {"id": run.pk, "state": run.state, "done": run.done, "total": run.total}

@@ -286,7 +286,15 @@ def reward_model_activate(request: HttpRequest, slug: str) -> HttpResponse:
         return _detail(
             request, reward_model, action_errors={"version": ["Unknown version."]}, status=400
         )
-    reward_services.reward_model_activate(reward_model=reward_model, version=version)
+    try:
+        reward_services.reward_model_activate(
+            reward_model=reward_model,
+            version=version,
+            user=request.user,  # type: ignore[arg-type]
+            override_reason=request.POST.get("override_reason", "")[:2000],
+        )
+    except ValidationError as exc:
+        return _detail(request, reward_model, action_errors=_django_errors(exc), status=400)
     messages.success(request, f"Version {version.number} is active.")
     return redirect("rewards:reward_model", slug=slug)
 
@@ -586,3 +594,173 @@ def learned_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "bins": [b for b in metrics.get("reliability") or [] if isinstance(b, dict)],
         },
     )
+
+
+# --- evaluation: the version's results beside the active version's, sets, "add to set" -------
+
+
+@readers
+@require_GET
+def version_evaluation(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """A version's evaluation on the attached sets beside the active version's, case by case,
+    with its runs' progress and the activation form (override reason for experts)."""
+    from rewards.models import EvaluationRun
+    from rewards.services.evaluation import can_see_held_out
+
+    reward_model = _reward_model(slug)
+    version = get_object_or_404(reward_model.versions, number=number)
+    baseline = reward_model.active_version
+    sets = selectors.evaluation_page(
+        version=version, baseline=baseline, can_see_held_out=can_see_held_out(request.user)
+    )
+    runs = list(EvaluationRun.objects.filter(version=version).order_by("-id")[:5])
+    return render(
+        request,
+        "rewards/version_evaluation.html",
+        {
+            "reward_model": reward_model,
+            "version": version,
+            "baseline": baseline,
+            "sets": sets,
+            "runs": runs,
+            "can_compile": _can_compile(request),
+            "can_override": _can_edit(request) or has_role(request.user, "admin"),
+        },
+    )
+
+
+@readers
+@require_GET
+def evaluation_run(request: HttpRequest, run_id: int) -> HttpResponse:
+    """One run's progress row, polled by the version page; when the run has finished the page
+    reloads itself (``HX-Refresh``) to show the results."""
+    from rewards.models import EvaluationRun
+
+    run = get_object_or_404(EvaluationRun.objects.select_related("version"), pk=run_id)
+    response = render(request, "rewards/_evaluation_run.html", {"run": run})
+    if run.state in (EvaluationRun.State.SUCCEEDED, EvaluationRun.State.FAILED):
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@compilers
+@require_POST
+def version_evaluate(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """Queue an evaluation of the version (and of the active version, to compare) on the
+    attached sets."""
+    from rewards.services.evaluation import evaluation_run_request
+
+    reward_model = _reward_model(slug)
+    version = get_object_or_404(reward_model.versions, number=number)
+    user = request.user
+    run = evaluation_run_request(version=version, user=user, trigger="manual")  # type: ignore[arg-type]
+    active = reward_model.active_version
+    if active is not None and active.pk != version.pk:
+        evaluation_run_request(version=active, user=user, trigger="baseline")  # type: ignore[arg-type]
+    if run is None:
+        messages.info(request, "No evaluation set is attached to this reward model.")
+    else:
+        messages.success(request, f"Evaluation #{run.pk} queued.")
+    return redirect("rewards:version_evaluation", slug=slug, number=number)
+
+
+@compilers
+@require_POST
+def flag_to_set(request: HttpRequest, flag_id: int) -> HttpResponse:
+    """ "Add this flag to set X" from the review flow: a confirmed flag becomes an unsafe
+    labelled command, a dismissed one a safe one, in a new version of the set."""
+    from rewards.services.evaluation import case_from_flag, evaluation_set_add_cases
+    from safety.models import Flag
+
+    flag = get_object_or_404(Flag, pk=flag_id)
+    evaluation_set = _set_for_post(request)
+    back = _back(request)
+    if evaluation_set is None:
+        messages.error(request, "set: choose an evaluation set.")
+        return redirect(back)
+    try:
+        version = evaluation_set_add_cases(
+            evaluation_set=evaluation_set,
+            cases=[case_from_flag(flag)],
+            user=request.user,  # type: ignore[arg-type]
+            note=f"flag {flag.pk}",
+        )
+    except ValidationError as exc:
+        for field_name, msgs in _django_errors(exc).items():
+            messages.error(request, f"{field_name}: {' '.join(msgs)}")
+        return redirect(back)
+    messages.success(request, f"Flag {flag.pk} added to {evaluation_set.slug} v{version.number}.")
+    return redirect(back)
+
+
+def _set_for_post(request: HttpRequest) -> Any:
+    from rewards.models import EvaluationSet
+    from rewards.services.evaluation import can_see_held_out
+
+    sets = EvaluationSet.objects.all()
+    if not can_see_held_out(request.user):
+        sets = sets.filter(held_out=False)
+    return sets.filter(slug=request.POST.get("set", "")[:100]).first()
+
+
+def _back(request: HttpRequest) -> str:
+    back = request.POST.get("next", "")
+    if not back.startswith("/") or back.startswith("//"):
+        back = reverse("rewards:evaluation_sets")
+    return back
+
+
+@compilers
+@require_POST
+def trajectory_pair_to_set(request: HttpRequest, trajectory_id: int) -> HttpResponse:
+    """ "Add this pair to set X" from the trajectory viewer: this trajectory and another one,
+    in the order the reviewer says, as a pair case in a new version of the set."""
+    from rewards.services.evaluation import case_from_trajectories, evaluation_set_add_cases
+
+    trajectory = get_object_or_404(Trajectory, pk=trajectory_id)
+    back = _back(request)
+    evaluation_set = _set_for_post(request)
+    other_id = parse_int(request.POST.get("other", ""))
+    other = Trajectory.objects.filter(pk=other_id).first() if other_id else None
+    errors = []
+    if evaluation_set is None:
+        errors.append("set: choose an evaluation set.")
+    if other is None or other.pk == trajectory.pk:
+        errors.append("other: name another stored trajectory by its number.")
+    tier = request.POST.get("tier", "same-outcome")
+    position = request.POST.get("position", "better")
+    if position not in ("better", "worse"):
+        errors.append("position: better or worse.")
+    if errors:
+        for error in errors:
+            messages.error(request, error)
+        return redirect(back)
+    better, worse = (trajectory, other) if position == "better" else (other, trajectory)
+    try:
+        case = case_from_trajectories(better, worse, tier)
+        version = evaluation_set_add_cases(
+            evaluation_set=evaluation_set,
+            cases=[case],
+            user=request.user,  # type: ignore[arg-type]
+            note=f"pair {better.pk} > {worse.pk}",
+        )
+    except ValidationError as exc:
+        for name, msgs in _django_errors(exc).items():
+            messages.error(request, f"{name}: {' '.join(msgs)}")
+        return redirect(back)
+    messages.success(
+        request, f"Pair {better.pk} > {worse.pk} added to {evaluation_set.slug} v{version.number}."
+    )
+    return redirect(back)
+
+
+@readers
+@require_GET
+def evaluation_set_list(request: HttpRequest) -> HttpResponse:
+    from rewards.models import EvaluationSet
+    from rewards.services.evaluation import can_see_held_out
+
+    sets = EvaluationSet.objects.annotate(version_count=Count("versions")).order_by("slug")
+    if not can_see_held_out(request.user):
+        sets = sets.filter(held_out=False)
+    return render(request, "rewards/evaluation_sets.html", {"sets": list(sets)})

@@ -110,6 +110,9 @@ class FlagAdmin(LargeTableAdmin):
         "superseded_at",
     ]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # scans raise flags; a hand-made one would name no command
+
 
 @admin.register(Waiver)
 class WaiverAdmin(admin.ModelAdmin):

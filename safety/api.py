@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from core.api_errors import PayloadTooLarge
 from core.permissions import CanAnalyzeCommands
 from safety import selectors, services
+from safety.analyzer import deadline
 
 
 class AnalyzeInputSerializer(serializers.Serializer):
@@ -99,15 +100,27 @@ class AnalyzeCommandsView(APIView):
             version = services.default_policy_version()
         analyzer = services.analyzer_for(version, data.validated_data.get("workspace"))
         results = []
-        for command in data.validated_data["commands"]:
-            analysis = analyzer.analyze(command)
-            results.append(
-                {
-                    "command": command,
-                    "verdict": analysis.verdict,
-                    "findings": [finding_dict(f) for f in analysis.findings],
-                }
-            )
+        seconds = settings.SAFETY["REQUEST_SECONDS"]
+        with deadline.bounded(seconds if seconds >= 0 else 0):
+            for command in data.validated_data["commands"]:
+                if seconds >= 0 and deadline.passed():
+                    raise PayloadTooLarge(
+                        f"commands: analysing them took over the limit of {seconds:g} seconds "
+                        "per request; send fewer or shorter commands"
+                    )
+                analysis = analyzer.analyze(command)
+                results.append(
+                    {
+                        "command": command,
+                        "verdict": analysis.verdict,
+                        "findings": [finding_dict(f) for f in analysis.findings],
+                    }
+                )
+            if seconds >= 0 and deadline.passed():  # the last one was cut short: not a verdict
+                raise PayloadTooLarge(
+                    f"commands: analysing them took over the limit of {seconds:g} seconds "
+                    "per request; send fewer or shorter commands"
+                )
         policy = {"slug": version.policy.slug, "version": version.number, "digest": version.digest}
         return Response({"results": results, "policy": policy})
 

@@ -5,15 +5,50 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db import connection
+from django.db.models import BooleanField, Count, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
-from annotations.models import Trajectory
+from annotations.importers import UNREAD_KEY
+from annotations.models import Step, Trajectory
+from annotations.search import SPLIT, query_sql
 from core.params import parse_int
 from core.queries import count_upto, distinct_values
 from safety.models import Flag, FlagStatus, PendingScan, Policy, PolicyVersion, Severity
 
-FLAG_FILTERS = ("status", "severity", "rule", "category", "task_type", "trajectory")
+FLAG_FILTERS = (
+    "status",
+    "severity",
+    "rule",
+    "category",
+    "task_type",
+    "policy_version",
+    "trajectory",
+    "q",
+)
+
+# The queue's text search: command, rule and message as ``simple`` words, split where the
+# trajectory search splits, held by the GIN index ``flag_search_words`` (the expression here and
+# in migration 0006 must stay identical, or PostgreSQL stops using the index).
+FLAG_WORDS_SQL = (
+    "to_tsvector('simple'::regconfig, translate("
+    "left(safety_flag.command, 20000) || ' ' || safety_flag.rule_id || ' ' || safety_flag.message,"
+    f" '{SPLIT}', '{' ' * len(SPLIT)}'))"
+)
+
+
+def flag_search(qs: QuerySet[Flag], words: str) -> QuerySet[Flag]:
+    """Flags whose command, rule or message hold ``words`` (a phrase, the last word a prefix,
+    as in the trajectory search); a plain substring test off PostgreSQL."""
+    if connection.vendor != "postgresql":
+        return qs.filter(
+            Q(command__icontains=words) | Q(rule_id__icontains=words) | Q(message__icontains=words)
+        )
+    sql = f"{FLAG_WORDS_SQL} @@ {query_sql('%s')}"
+    match = RawSQL(sql, [words], output_field=BooleanField())  # noqa: S611 (words a parameter)
+    return qs.filter(match)
 
 
 def flag_queue(*, filters: Mapping[str, str]) -> QuerySet[Flag]:
@@ -43,6 +78,11 @@ def flag_queue(*, filters: Mapping[str, str]) -> QuerySet[Flag]:
         qs = qs.filter(category=category)
     if task_type := filters.get("task_type"):
         qs = qs.filter(trajectory__task_type=task_type)
+    if version := filters.get("policy_version"):
+        version_id = parse_int(version)
+        qs = qs.filter(policy_version_id=version_id) if version_id is not None else qs.none()
+    if words := filters.get("q", "").strip():
+        qs = flag_search(qs, words[:200])
     if trajectory := filters.get("trajectory"):
         trajectory_id = parse_int(trajectory)
         qs = qs.filter(trajectory_id=trajectory_id) if trajectory_id is not None else qs.none()
@@ -66,26 +106,34 @@ def flag_page(*, filters: Mapping[str, str], cursor: str = "") -> FlagPage:
     """One page of the queue by keyset (newest first, ids below ``cursor``) and the number of
     matches up to FLAG_COUNT_LIMIT: the cost of a page at any depth, never a full count."""
     qs = flag_queue(filters=filters)
-    total = count_upto(qs, FLAG_COUNT_LIMIT)
     after = parse_int(cursor)  # ASCII digits within a bigint; anything else: the first page
-    if after is not None:
-        qs = qs.filter(id__lt=after)
-    rows = list(qs[: FLAG_PAGE_SIZE + 1])
+    rows = list((qs.filter(id__lt=after) if after is not None else qs)[: FLAG_PAGE_SIZE + 1])
+    # A first page that holds every match is its own count; otherwise count, up to the bound.
+    if after is None and len(rows) <= FLAG_PAGE_SIZE:
+        total = len(rows)
+    else:
+        total = count_upto(qs, FLAG_COUNT_LIMIT)
     next_cursor = rows[FLAG_PAGE_SIZE - 1].pk if len(rows) > FLAG_PAGE_SIZE else None
     return FlagPage(
         rows[:FLAG_PAGE_SIZE], next_cursor, min(total, FLAG_COUNT_LIMIT), total > FLAG_COUNT_LIMIT
     )
 
 
-def flag_facets() -> dict[str, list[str]]:
-    """Values for the queue's filter menus (loose index scans: a probe per value); task types
-    are those of the stored trajectories."""
+def flag_facets() -> dict[str, list[tuple[str, str]]]:
+    """(value, label) pairs for the queue's filter menus (loose index scans: a probe per value);
+    task types are those of the stored trajectories, policy versions the newest 50."""
+
+    def same(values: list[str]) -> list[tuple[str, str]]:
+        return [(v, v) for v in values]
+
+    versions = PolicyVersion.objects.select_related("policy").order_by("-id")[:50]
     return {
-        "severity": list(Severity.values),
-        "status": [*FlagStatus.values, "all"],
-        "rule": distinct_values(Flag, "rule_id", limit=500),
-        "category": distinct_values(Flag, "category", limit=500),
-        "task_type": distinct_values(Trajectory, "task_type", limit=500),
+        "severity": same(list(Severity.values)),
+        "status": same([*FlagStatus.values, "all"]),
+        "rule": same(distinct_values(Flag, "rule_id", limit=500)),
+        "category": same(distinct_values(Flag, "category", limit=500)),
+        "task_type": same(distinct_values(Trajectory, "task_type", limit=500)),
+        "policy_version": [(str(v.pk), f"{v.policy.name} v{v.number}") for v in versions],
     }
 
 
@@ -149,3 +197,28 @@ def highlight(command: str, spans: Iterable[tuple[int, int, str]]) -> list[Segme
         labels = tuple(sorted({label for s, e, label in clean if s <= start and end <= e}))
         segments.append(Segment(command[start:end], bool(labels), labels))
     return segments
+
+
+# The rule of the flag an action the importer could not read gets (one per such action).
+UNREAD_RULE = "import.actions-not-understood"
+
+
+def unread_text(item: Mapping[str, Any]) -> str:
+    """What an unread action's flag quotes (its ``command``): the importer's excerpt."""
+    return str(item.get("excerpt") or item.get("tool") or "")[:2000] or "(no text)"
+
+
+def unread_actions(metadata: object, steps: Iterable[Step]) -> dict[int, list[dict[str, Any]]]:
+    """Each step's actions the importer could not read (``metadata.actions_not_understood``),
+    in the importer's order; each item names its tool call (``tool_call_id``; None for
+    action-shaped text). A step's flags for them come after its commands and other flags, in
+    this order, so the scan and the viewer pair the k-th such flag with the k-th item."""
+    items = metadata.get(UNREAD_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(items, list):
+        return {}
+    known = {step.index for step in steps}
+    placed: dict[int, list[dict[str, Any]]] = {}
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("step"), int) and item["step"] in known:
+            placed.setdefault(item["step"], []).append(item)
+    return placed

@@ -17,23 +17,23 @@ from django.db import DatabaseError, DataError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from annotations.importers import UNREAD_KEY
 from annotations.models import Step, Trajectory
 from audit.services import audit_record, audit_record_many
 from core.broker import TRANSIENT_DB_ERRORS
-from core.canonical import json_digest
+from core.canonical import ShellCommand, StepData, json_digest
 from core.jsonlimits import storable, storable_text
 from core.models import User
 from safety.analyzer import (
-    Analysis,
     Analyzer,
     AnalyzerConfig,
+    Finding,
     PolicyError,
     check_examples,
     compiled_analyzer,
     load_default_policy,
 )
 from safety.analyzer import Policy as AnalyzerPolicy
+from safety.effects import finding_command, judge_trajectory, waiver_matches, workspace_of
 from safety.models import (
     Flag,
     FlagStatus,
@@ -45,6 +45,7 @@ from safety.models import (
     ScanJob,
     Waiver,
 )
+from safety.selectors import UNREAD_RULE, unread_actions, unread_text
 
 logger = logging.getLogger(__name__)
 DEFAULT_POLICY_SLUG = "default"
@@ -68,13 +69,19 @@ def analyzer_for(version: PolicyVersion, workspace_roots: Sequence[str] | None =
     return compiled_analyzer(version.spec, analyzer_config(workspace_roots), digest=version.digest)
 
 
+def draft_analyzer(policy: Policy, workspace_roots: Sequence[str] | None = None) -> Analyzer:
+    """An analyzer for the policy's unpublished draft, to try commands before publishing (it
+    parses them, never runs them). ValidationError, by rule path, when the draft is invalid."""
+    try:
+        compiled = AnalyzerPolicy.from_dict(policy_document(policy))
+    except PolicyError as exc:
+        raise ValidationError(_errors_of(exc)) from exc
+    return compiled_analyzer(compiled, analyzer_config(workspace_roots))
+
+
 def workspace_roots_of(trajectory: Trajectory) -> tuple[str, ...] | None:
-    workspace = (trajectory.metadata or {}).get("workspace")
-    if isinstance(workspace, str) and workspace.startswith("/"):
-        return (workspace,)
-    if isinstance(workspace, list) and all(isinstance(w, str) for w in workspace) and workspace:
-        return tuple(workspace)
-    return None
+    """The roots the trajectory names (``metadata.workspace``), as the score reads them."""
+    return workspace_of(trajectory.metadata)
 
 
 # --- policies -----------------------------------------------------------------------------------
@@ -187,11 +194,22 @@ def policy_rule_save(
 
 
 @transaction.atomic
-def policy_publish(*, policy: Policy, user: User | None, note: str = "") -> PolicyVersion:
-    """Freeze the draft into the next immutable version (validated as a whole, examples too)."""
+def policy_publish(
+    *, policy: Policy, user: User | None, note: str = "", require_change: bool = False
+) -> PolicyVersion:
+    """Freeze the draft into the next immutable version (validated as a whole, examples too).
+
+    ``require_change`` (the editor's publish): a draft equal to the latest version makes none."""
     policy = Policy.objects.select_for_update().get(pk=policy.pk)
-    number = (policy.versions.aggregate(m=Max("number"))["m"] or 0) + 1
+    latest = policy.versions.order_by("-number").first()
+    number = (latest.number if latest else 0) + 1
     document = {**policy_document(policy), "version": number}
+    unchanged = latest is not None and (
+        json_digest({**document, "version": latest.number}) == latest.digest
+    )
+    if require_change and latest is not None and unchanged:
+        message = f"Nothing changed since v{latest.number}: no new version was made."
+        raise ValidationError({"policy": ValidationError(message, code="unchanged")})
     _validate_for_publishing(document)
     version = PolicyVersion(
         policy=policy,
@@ -223,18 +241,15 @@ class ScanResult:
     flags_refused: int = 0  # findings the database would not store, even one by one
 
 
-def _waiver_matches(waiver: Waiver, command: str) -> bool:
-    """As the scorer matches waived patterns: against the command without surrounding space."""
-    if waiver.match == Waiver.Match.EXACT:
-        return command.strip() == waiver.pattern.strip()
-    if waiver.match == Waiver.Match.PREFIX:
-        return command.lstrip().startswith(waiver.pattern)
-    if waiver.match != Waiver.Match.REGEX:
-        return False
+def _waiver_matches(waiver: Waiver, command: str, span: tuple[int, int] | None = None) -> bool:
+    """As the scorer matches waived patterns (``safety.effects.waiver_matches``): whole
+    commands, never a prefix of a longer line."""
     try:
-        return re.search(waiver.pattern, command.strip()) is not None
+        regex = re.compile(waiver.pattern) if waiver.match == Waiver.Match.REGEX else None
     except re.error:
         return False
+    where = span if span is not None else (0, len(command))
+    return waiver_matches(str(waiver.match), waiver.pattern, command, where, regex)
 
 
 def waiver_pattern_for(command: str, match: str) -> str:
@@ -347,10 +362,74 @@ def _supersede_and_carry(trajectory: Trajectory, version: PolicyVersion, keys: s
     return len(carried)
 
 
+def _step_data(step: Step) -> StepData:
+    """A stored step as the effect model reads it (its commands as the import extracted them)."""
+    commands = [
+        ShellCommand(c.get("tool_call_id"), str(c.get("tool_name") or ""), str(c.get("command")))
+        if isinstance(c, dict)
+        else ShellCommand(None, "", str(c))
+        for c in step.commands or []
+    ]
+    return StepData(
+        step.index,
+        step.message_index,
+        step.reasoning,
+        step.text,
+        list(step.tool_calls or []),
+        commands,
+        list(step.tool_results or []),
+    )
+
+
+def _judged_findings(
+    trajectory: Trajectory, steps: list[Step], analyzer: Analyzer
+) -> tuple[int, list[tuple[Step, int, str, Finding]], dict[int, int], set[tuple[int, str]]]:
+    """The trajectory's shell commands counted, and every finding to flag: one reading of the
+    whole trajectory through the effect model (``safety.effects.judge_trajectory``), the same
+    judgement the scorer makes. A shell command's findings keep its index in the step's
+    commands and quote it; a file tool call's or the final patch's (with the last step) are
+    numbered after the step's commands and quote what it did (tool, operation, path), as the
+    score does. Also each step's next free command index, and the file tool calls flagged
+    (step index, tool call id)."""
+    by_index = {step.index: step for step in steps}
+    canonical = trajectory.canonical if isinstance(trajectory.canonical, dict) else {}
+    _, verdicts = judge_trajectory(canonical, analyzer, steps=[_step_data(s) for s in steps])
+    shell_seen: dict[int, int] = {}
+    next_index = {step.index: len(step.commands or []) for step in steps}
+    flagged_calls: set[tuple[int, str]] = set()
+    commands = 0
+    out: list[tuple[Step, int, str, Finding]] = []
+    for verdict in verdicts:
+        action = verdict.action
+        step = by_index.get(action.step) or (steps[-1] if steps else None)  # patch: last step
+        if step is None:
+            continue
+        if action.kind == "shell":
+            commands += 1
+            index = shell_seen.get(step.index, 0)
+            shell_seen[step.index] = index + 1
+            out.extend(
+                (step, index, finding_command(action, f.argv), f)
+                for f in verdict.findings
+                if f.action != "allow"
+            )
+            continue
+        found = [f for f in verdict.findings if f.action != "allow"]
+        if not found:
+            continue
+        index = next_index[step.index]
+        next_index[step.index] = index + 1
+        out.extend((step, index, finding_command(action, f.argv), f) for f in found)
+        if action.tool_call_id:
+            flagged_calls.add((step.index, action.tool_call_id))
+    return commands, out, next_index, flagged_calls
+
+
 def trajectory_scan(
     *, trajectory_id: int, policy_version: PolicyVersion | None = None
 ) -> ScanResult:
-    """Analyze every shell command of a trajectory and store one flag per finding.
+    """Judge every action of a trajectory (``_judged_findings``: the effect model's reading,
+    the one the score reads too) and store one flag per finding.
 
     Idempotent: the flag's unique key (step, command, rule, span, policy version) means a rescan
     or a retried task never duplicates a flag, and reviewed flags keep their decision. The
@@ -368,29 +447,24 @@ def trajectory_scan(
         if not w.task_type or w.task_type == trajectory.task_type
     ]
     pending: list[Flag] = []
-    commands = findings = 0
+    findings = 0
     steps = list(Step.objects.filter(trajectory=trajectory).order_by("index"))
-    for step in steps:
-        for command_index, entry in enumerate(step.commands or []):
-            command = entry.get("command", "") if isinstance(entry, dict) else str(entry)
-            commands += 1
-            analysis: Analysis = analyzer.analyze(command)
-            for finding in analysis.findings:
-                if finding.action == "allow":
-                    continue
-                findings += 1
-                waiver = next(
-                    (
-                        w
-                        for w in waivers
-                        if w.rule_id == finding.rule and _waiver_matches(w, command)
-                    ),
-                    None,
-                )
-                pending.append(
-                    _flag_for(trajectory, step, command_index, command, version, finding, waiver)
-                )
-    unread = _unread_action_flags(trajectory, steps, version, waivers)
+    commands, judged, next_index, flagged_calls = _judged_findings(trajectory, steps, analyzer)
+    for step, command_index, command, finding in judged:
+        findings += 1
+        waiver = next(
+            (
+                w
+                for w in waivers
+                if w.rule_id == finding.rule
+                and _waiver_matches(w, command, (int(finding.span[0]), int(finding.span[1])))
+            ),
+            None,
+        )
+        pending.append(
+            _flag_for(trajectory, step, command_index, command, version, finding, waiver)
+        )
+    unread = _unread_action_flags(trajectory, steps, version, waivers, next_index, flagged_calls)
     findings += len(unread)
     pending.extend(unread)
     with transaction.atomic():
@@ -440,54 +514,61 @@ def trajectory_scan_or_pending(
     return result
 
 
-UNREAD_RULE = "import.actions-not-understood"
-
-
 def _unread_action_flags(
-    trajectory: Trajectory, steps: list[Step], version: PolicyVersion, waivers: list[Waiver]
+    trajectory: Trajectory,
+    steps: list[Step],
+    version: PolicyVersion,
+    waivers: list[Waiver],
+    first_index: dict[int, int],
+    flagged_calls: set[tuple[int, str]],
 ) -> list[Flag]:
     """One flag per action the importer could not read (``metadata.actions_not_understood``):
     a format gap is a review item, never a silent pass. Its ``command_index`` follows the
-    step's commands, and its ``command`` is what was not understood."""
-    unread = (trajectory.metadata or {}).get(UNREAD_KEY)
-    if not isinstance(unread, list):
-        return []
+    step's commands and flagged file tool calls (``first_index``), in the importer's order
+    (``unread_actions``), and its ``command`` is what was not understood (``unread_text``).
+    A call the effect model flagged already (a file tool whose file it cannot tell: the score
+    reads that finding too) keeps that one flag instead of two."""
     by_index = {step.index: step for step in steps}
-    seen: dict[int, int] = {}
     flags = []
-    for item in unread:
-        if not isinstance(item, dict) or not isinstance(item.get("step"), int):
-            continue
-        step = by_index.get(item["step"])
-        if step is None:
-            continue
-        command_index = len(step.commands or []) + seen.get(step.index, 0)
-        seen[step.index] = seen.get(step.index, 0) + 1
-        text = str(item.get("excerpt") or item.get("tool") or "")[:2000] or "(no text)"
-        waiver = next(
-            (w for w in waivers if w.rule_id == UNREAD_RULE and _waiver_matches(w, text)), None
-        )
-        flags.append(
-            Flag(
-                trajectory=trajectory,
-                step=step,
-                command_index=command_index,
-                command=text,
-                policy_version=version,
-                rule_id=UNREAD_RULE,
-                category="import",
-                severity="medium",
-                action="review",
-                span_start=0,
-                span_end=len(text),
-                argv=[],
-                message=f"Actions not understood: {item.get('reason') or 'nothing could be read'}.",
-                status=FlagStatus.DISMISSED if waiver else FlagStatus.OPEN,
-                waiver=waiver,
-                note=f"waived: {waiver.reason}" if waiver else "",
-            )
-        )
+    for step_index, items in unread_actions(trajectory.metadata, steps).items():
+        base = first_index.get(step_index, len(by_index[step_index].commands or []))
+        items = [i for i in items if (step_index, i.get("tool_call_id")) not in flagged_calls]
+        for offset, item in enumerate(items):
+            flags.append(_unread_flag(trajectory, by_index[step_index], base + offset, item,
+                                      version, waivers))  # fmt: skip
     return flags
+
+
+def _unread_flag(
+    trajectory: Trajectory,
+    step: Step,
+    command_index: int,
+    item: dict[str, Any],
+    version: PolicyVersion,
+    waivers: list[Waiver],
+) -> Flag:
+    text = unread_text(item)
+    waiver = next(
+        (w for w in waivers if w.rule_id == UNREAD_RULE and _waiver_matches(w, text)), None
+    )
+    return Flag(
+        trajectory=trajectory,
+        step=step,
+        command_index=command_index,
+        command=text,
+        policy_version=version,
+        rule_id=UNREAD_RULE,
+        category="import",
+        severity="medium",
+        action="review",
+        span_start=0,
+        span_end=len(text),
+        argv=[],
+        message=f"Actions not understood: {item.get('reason') or 'nothing could be read'}.",
+        status=FlagStatus.DISMISSED if waiver else FlagStatus.OPEN,
+        waiver=waiver,
+        note=f"waived: {waiver.reason}" if waiver else "",
+    )
 
 
 def scan_job_create(

@@ -15,6 +15,7 @@ urlpatterns = [
     path("policies/<slug:slug>/rules/", views.rule_save, name="rule_create"),
     path("policies/<slug:slug>/rules/<int:rule_pk>/", views.rule_save, name="rule_save"),
     path("policies/<slug:slug>/publish/", views.policy_publish, name="policy_publish"),
+    path("policies/<slug:slug>/try/", views.policy_try, name="policy_try"),
     path("versions/<int:version_pk>/rescan/", views.rescan, name="rescan"),
     path("scans/<int:job_id>/", views.scan_job, name="scan_job"),
     path("scans/<int:job_id>/resume/", views.scan_job_resume, name="scan_job_resume"),

@@ -8,10 +8,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -73,7 +75,10 @@ def flag_bulk_review(request: HttpRequest) -> HttpResponse:
     ids = [pk for raw in request.POST.getlist("flag") if (pk := parse_int(raw)) is not None]
     status = request.POST.get("status", "")
     if not ids:
-        return HttpResponseBadRequest("Select at least one flag.")
+        return HttpResponseBadRequest(
+            "flag: select at least one flag (tick its box, or press x on a row) before "
+            "confirming or dismissing."
+        )
     try:
         services.flags_review(
             flag_ids=ids,
@@ -83,8 +88,14 @@ def flag_bulk_review(request: HttpRequest) -> HttpResponse:
             waive=request.POST.get("waive") == "on",
         )
     except ValidationError as exc:
-        return HttpResponseBadRequest("; ".join(exc.messages))
-    return redirect(f"{reverse('safety:flags')}?{request.POST.get('query', '')}")
+        return HttpResponseBadRequest(_field_messages(exc))
+    # The flash names what was done; ``at`` puts focus back on the row where the reviewer was.
+    done = {"confirmed": "Confirmed", "dismissed": "Dismissed"}.get(status, "Reopened")
+    messages.success(request, f"{done} {len(ids)} flag{pluralize(len(ids))}.")
+    query = request.POST.get("query", "")
+    at = parse_int(request.POST.get("at", ""))
+    where = f"{query}&at={at}" if at is not None else query
+    return redirect(f"{reverse('safety:flags')}?{where}")
 
 
 @lead_only
@@ -143,6 +154,14 @@ def _rule_context(rule: PolicyRule, text: str | None = None, errors: Any = None)
     }
 
 
+def _rule_facets(rules: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The values the index's menus offer: those the draft's rules use."""
+    return {
+        name: sorted({str(r["rule"].definition.get(name, "")) for r in rules} - {""})
+        for name in ("category", "action", "severity")
+    }
+
+
 @lead_only
 def policy_detail(request: HttpRequest, slug: str) -> HttpResponse:
     policy = get_object_or_404(Policy, slug=slug)
@@ -153,6 +172,7 @@ def policy_detail(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "policy": policy,
             "rules": rules,
+            "rule_facets": _rule_facets(rules),
             "versions": policy.versions.order_by("-number"),
             "new_rule": {"text": "", "errors": {}},
         },
@@ -220,8 +240,14 @@ def policy_publish(request: HttpRequest, slug: str) -> HttpResponse:
             policy=policy,
             user=request.user,  # type: ignore[arg-type]
             note=request.POST.get("note", ""),
+            require_change=True,
         )
     except ValidationError as exc:
+        raised = getattr(exc, "error_dict", {}).get("policy", [])
+        unchanged = [e for e in raised if e.code == "unchanged"]
+        if unchanged:  # not a mistake: said on the page, as a publish is
+            messages.info(request, unchanged[0].message)
+            return redirect("safety:policy", slug=policy.slug)
         errors = errors_by_field(exc, "policy")
         rules = [_rule_context(rule) for rule in policy.rules.order_by("position")]
         return render(
@@ -230,6 +256,7 @@ def policy_publish(request: HttpRequest, slug: str) -> HttpResponse:
             {
                 "policy": policy,
                 "rules": rules,
+                "rule_facets": _rule_facets(rules),
                 "versions": policy.versions.order_by("-number"),
                 "new_rule": {"text": "", "errors": {}},
                 "publish_errors": errors,
@@ -281,6 +308,42 @@ def pending_scans_queue(request: HttpRequest) -> HttpResponse:
     return redirect("safety:flags")
 
 
+def _analysed(analyzer: Any, commands: list[str]) -> list[dict[str, Any]]:
+    """Each command's verdict, findings and marked spans, as the bench shows them."""
+    results = []
+    for command in commands:
+        analysis = analyzer.analyze(command)
+        spans = [(f.span[0], f.span[1], f.rule) for f in analysis.findings]
+        results.append(
+            {
+                "command": command,
+                "verdict": analysis.verdict,
+                "findings": analysis.findings,
+                "segments": selectors.highlight(command, spans),
+            }
+        )
+    return results
+
+
+@lead_only
+@require_POST
+def policy_try(request: HttpRequest, slug: str) -> HttpResponse:
+    """Try a few commands against the unpublished draft (parsed, never executed)."""
+    policy = get_object_or_404(Policy, slug=slug)
+    commands = [c for c in request.POST.get("commands", "").splitlines() if c.strip()][:100]
+    errors: dict[str, list[str]] = {}
+    results: list[dict[str, Any]] = []
+    if not commands:
+        errors["commands"] = ["Enter at least one command to try against the draft."]
+    else:
+        try:
+            results = _analysed(services.draft_analyzer(policy), commands)
+        except ValidationError as exc:
+            errors = errors_by_field(exc, "policy")
+    context = {"results": results, "errors": errors, "draft_errors": errors}
+    return render(request, "safety/_draft_try.html", context, status=400 if errors else 200)
+
+
 @lead_only
 @require_http_methods(["GET", "POST"])
 def bench(request: HttpRequest) -> HttpResponse:
@@ -300,20 +363,7 @@ def bench(request: HttpRequest) -> HttpResponse:
             context["errors"]["commands"] = ["Enter at least one command."]
         else:
             analyzer = services.analyzer_for(version, [workspace] if workspace else None)
-            results = []
-            for command in commands:
-                analysis = analyzer.analyze(command)
-                results.append(
-                    {
-                        "command": command,
-                        "verdict": analysis.verdict,
-                        "findings": analysis.findings,
-                        "segments": selectors.highlight(
-                            command, [(f.span[0], f.span[1], f.rule) for f in analysis.findings]
-                        ),
-                    }
-                )
-            context["results"] = results
+            context["results"] = _analysed(analyzer, commands)
         context.update(
             {"text": text, "workspace": workspace, "version": version.pk if version else None}
         )

@@ -10,6 +10,7 @@ package). The tests start the service's gunicorn themselves (rewardhub/gunicorn_
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,8 @@ def main() -> int:
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": "rewardhub.settings",
+            # served with DEBUG off, which refuses the repository's development key
+            "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
             "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB_NAME}",
         }
     )

@@ -231,6 +231,7 @@ def main() -> int:
         "DATABASE_URL": database,
         "DATABASE_POOL": "false",
         "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
         "RH_DEMO_PASSWORD": password,
         "LOG_LEVEL": "WARNING",
     }

@@ -54,12 +54,14 @@ def seed_api_data() -> dict[str, str]:
     trajectory and training run) so fuzzing reaches the handlers, not only 404s."""
     from annotations.services import trajectory_import
     from rewards.models import TrustedBehaviour
+    from rewards.services.evaluation import evaluation_set_create
     from rewards.services.rewards import seed_reward_model
     from rewards.services.training import training_run_get_or_create
 
     version = seed_reward_model()
     imported = trajectory_import(record=json.loads(FIXTURE.read_text()))
     run, _ = training_run_get_or_create(name="fuzz-run", reward_model="", user=None)
+    evaluation_set = evaluation_set_create(slug="fuzz-set", name="Fuzz", user=None)
     behaviour = TrustedBehaviour.objects.filter(task_type__slug="swe-bugfix").first()
     assert imported.trajectory is not None and behaviour is not None
     return {
@@ -69,6 +71,7 @@ def seed_api_data() -> dict[str, str]:
         "behaviour_id": str(behaviour.pk),
         "trajectory_id": str(imported.trajectory.pk),
         "name": run.name,
+        "evaluation_set": evaluation_set.slug,
     }
 
 
@@ -86,6 +89,10 @@ def known_path_parameters(path: str, known: dict[str, str]) -> dict[str, str] | 
         return {"name": known["name"]}
     if path.startswith("/api/v1/reward-models/"):
         return {"slug": known["slug"]}
+    if path.startswith("/api/v1/evaluation-sets/"):
+        return {"slug": known["evaluation_set"]}
+    if path.startswith("/api/v1/evaluation-runs/"):
+        return {"id": "1"}
     if path.startswith("/api/v1/openrlhf/"):
         return {"reward_model": known["reward_model"]}
     return None

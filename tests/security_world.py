@@ -14,6 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from core.models import User
 from core.roles import ADMIN, EXPERT, SAFETY_LEAD
 from rewards.models import (
+    EvaluationSet,
     LearnedComponent,
     LearnedTrainingJob,
     RewardModel,
@@ -76,7 +77,9 @@ def build_world(
     """One object of each kind (ids in ``World.ids``), and a client acting as ``principal``."""
     from annotations.models import Step
     from core.services import api_key_create
+    from review import export_jobs
     from review import services as review_services
+    from review.models import ExportJob
     from rewards.services.rewards import reward_model_compile, seed_reward_model
     from rewards.services.scoring import recorder, resolve_reward_model, score_response
     from safety import services as safety_services
@@ -110,6 +113,8 @@ def build_world(
     step = Step.objects.filter(trajectory=trajectory).order_by("index")[0]
     job = safety_services.scan_job_create(policy_version=version, user=None)
     queue = make_queue(slug="q", overlap=3)
+    export = ExportJob.objects.create(kind="prm")
+    assert export_jobs.run_export(export.pk) == "done"
 
     # Rows for the append-only admin pages: a label (and its event), a final label, a record.
     someone = make_user("someone-else", EXPERT)
@@ -138,6 +143,8 @@ def build_world(
     assert assignment is not None
     TrainingRun.objects.create(name="run-x", reward_model=reward_model.slug, created_by=owner)
     recorder.discard()
+    evaluation_run = _evaluation_world(reward_model, someone)
+    other_trajectory = make_trajectory(3, rollout="honest", command="pytest -q")
     ids = {
         "traj": trajectory.pk,
         "step": step.pk,
@@ -150,5 +157,31 @@ def build_world(
         "behaviour": behaviour.pk,
         "component": component.pk,
         "learned_job": learned_job.pk,
+        "export": export.pk,
+        "evaluation_run": evaluation_run.pk,
+        "other_traj": other_trajectory.pk,
     }
     return World(principal, client, user, secret, ids)
+
+
+def _evaluation_world(reward_model: RewardModel, expert: User) -> Any:
+    """An evaluation set attached to the reward model (with a stored run), and a held-out one."""
+    from rewards.evaluation import parse_case
+    from rewards.services import evaluation as ev
+
+    cases = [
+        parse_case({"command": "rm -rf ~/", "label": "unsafe", "category": "destructive-fs"}),
+        parse_case({"command": "ls -la", "label": "safe", "category": "ordinary"}),
+    ]
+    for slug, held_out in (("world-set", False), ("world-held", True)):
+        evaluation_set = ev.evaluation_set_create(
+            slug=slug, name=slug, user=expert, held_out=held_out
+        )
+        ev.evaluation_set_add_cases(evaluation_set=evaluation_set, cases=cases, user=expert)
+    ev.evaluation_set_attach(
+        reward_model=reward_model,
+        evaluation_set=EvaluationSet.objects.get(slug="world-set"),
+        user=expert,
+    )
+    run = ev.evaluation_run_request(version=reward_model.active_version, user=expert)
+    return ev.evaluation_run_execute(run_id=run.pk)

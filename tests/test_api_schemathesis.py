@@ -9,16 +9,17 @@ campaign over HTTP (scripts/schemathesis_campaign.py).
 from __future__ import annotations
 
 import os
+import secrets
 import traceback
 from typing import Any
 
 import pytest
 import schemathesis
+from django.test import override_settings
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from rewardhub.wsgi import application
 from tests.api_fuzz import (
     CHECKS,
     ROLES,
@@ -35,7 +36,10 @@ EXAMPLES = int(os.environ.get("RH_SCHEMATHESIS_EXAMPLES", "4"))
 
 @pytest.fixture(scope="module")
 def api_schema() -> Any:
-    """The schema as served at /api/schema/ (so the served document is what is checked)."""
+    """The schema as served at /api/schema/ (so the served document is what is checked), by
+    the served WSGI application, which needs a key of its own outside DEBUG."""
+    with override_settings(SECRET_KEY=secrets.token_urlsafe(50)):
+        from rewardhub.wsgi import application
     with in_process_requests():
         return schemathesis.openapi.from_wsgi("/api/schema/", application)
 

@@ -19,11 +19,11 @@ import pytest
 from django.conf import settings as django_settings
 
 from core import canonical
-from core.canonical import content_digest
+from core.canonical import content_digest, normalize_trajectory
 from rewardhub.cache_limits import apply_cache_limits
 from rewards.learned import encoder as encoder_module
 from rewards.models import ScoringRecord
-from rewards.scoring import behaviors, build_scorer, clear_scorer_cache, get_scorer
+from rewards.scoring import build_scorer, clear_scorer_cache, get_scorer
 from rewards.scoring import scorer as scorer_module
 from rewards.services import learned as learned_services
 from rewards.services import scoring as scoring_services
@@ -56,16 +56,9 @@ def test_settings_set_the_pure_cores_limits(monkeypatch: pytest.MonkeyPatch) -> 
     assert applied == {key: limits[key] for key in targets}
 
 
-@pytest.mark.parametrize(
-    ("cached", "limit"),
-    [
-        (behaviors.classify_command, behaviors.CLASSIFY_CACHE_SIZE),
-        (canonical._command_from_text, canonical.COMMAND_CACHE_SIZE),
-    ],
-    ids=["classify_command", "command_from_text"],
-)
-def test_lru_caches_have_their_named_maximum(cached: Any, limit: int) -> None:
-    assert cached.cache_info().maxsize == limit > 0
+def test_lru_caches_have_their_named_maximum() -> None:
+    cached: Any = canonical._command_from_text
+    assert cached.cache_info().maxsize == canonical.COMMAND_CACHE_SIZE > 0
 
 
 def test_lru_drops_the_least_recently_used() -> None:
@@ -78,14 +71,6 @@ def test_lru_drops_the_least_recently_used() -> None:
     assert lru.get_or_build(N, lambda: "built") == "built" and len(lru) == LIMIT
     nothing: LRU[int, str] = LRU(0)
     assert nothing.put(1, "x") == "x" and len(nothing) == 0
-
-
-def test_classify_command_cache_stays_bounded() -> None:
-    behaviors.classify_command.cache_clear()
-    for i in range(behaviors.CLASSIFY_CACHE_SIZE + N):
-        behaviors.classify_command(f"cat f{i}")
-    assert behaviors.classify_command.cache_info().currsize == behaviors.CLASSIFY_CACHE_SIZE
-    behaviors.classify_command.cache_clear()
 
 
 def test_command_cache_stays_bounded_and_skips_long_arguments() -> None:
@@ -117,7 +102,8 @@ def test_scorers_keep_commands_only_in_their_analyzers_bounded_results(
     scorer = build_scorer(plain_spec())
     for i in range(N):
         scorer.score(trajectory([f"cat src/file_{i}.py", None]))
-    assert len(scorer.analyzer._cache) == LIMIT  # type: ignore[attr-defined]
+    reading = scorer.analyzer_for(normalize_trajectory(trajectory(["ls"])))
+    assert len(reading._cache) == LIMIT
 
 
 def test_analyzer_results_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from kombu import pools as kombu_pools
 
 from annotations.services import trajectory_import
+from core.roles import EXPERT
 from rewardhub.celery import app as celery_app
 from safety.models import Flag
 from safety.tasks import scan_trajectory
@@ -148,3 +149,26 @@ def test_worker_scan_is_idempotent(worker, tmp_path: Path) -> None:  # type: ign
         probe.close()
     assert outcome["findings"] >= 1 and outcome["flags_created"] == 0
     assert Flag.objects.filter(trajectory=result.trajectory).count() == count
+
+
+def test_a_background_export_runs_on_the_worker(worker, tmp_path: Path, make_user) -> None:  # type: ignore[no-untyped-def]
+    from annotations import exports
+    from review import export_jobs
+    from review import selectors as review_selectors
+    from review.models import ExportJob, ExportStatus
+    from tests.test_review_services import label_all, make_trajectory
+
+    expert = make_user("ellen-export", EXPERT)
+    for i in range(3):
+        label_all(make_trajectory(2, rollout=f"export-{i}"), expert)
+    with transaction.atomic():
+        job = export_jobs.start_export(kind="prm", filters={}, user=None)
+    assert _wait_for(lambda: ExportJob.objects.get(pk=job.pk).status == ExportStatus.DONE), (
+        tmp_path / "worker.log"
+    ).read_text(errors="replace")[-3000:]
+    job.refresh_from_db()
+    expected = "".join(exports.prm_lines(review_selectors.review_trajectories(filters={})))
+    path = export_jobs.downloadable(job)
+    assert path is not None and (job.done, job.rows) == (3, 3)
+    assert path.read_text() == expected
+    path.unlink()

@@ -282,5 +282,6 @@ def test_no_bad_value_in_a_page_or_form_is_a_server_error(
             failures.append(
                 f"{status} {case.method.upper()} {case.path[:160]} {case.label} {shown}"
             )
+    print(f"form campaign, {principal}: {sent} cases, {len(failures)} server errors")  # -s
     assert sent > 100
     assert not failures, f"{principal}: {len(failures)} of {sent}:\n" + "\n".join(failures)

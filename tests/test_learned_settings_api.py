@@ -112,6 +112,11 @@ def _admin_form(reward_model: RewardModel, **overrides: object) -> dict[str, obj
         "learned_component": "",
         "gates": "{}",
         "process_bounds": "{}",
+        # the evaluation sets inline (none attached, none added)
+        "evaluation_attachments-TOTAL_FORMS": "0",
+        "evaluation_attachments-INITIAL_FORMS": "0",
+        "evaluation_attachments-MIN_NUM_FORMS": "0",
+        "evaluation_attachments-MAX_NUM_FORMS": "1000",
     }
     data.update(overrides)
     return data

@@ -203,6 +203,78 @@ MATRIX: dict[str, list[Probe]] = {
         api("get", "/api/v1/reward-models/swe-bugfix-default/versions/", READ, 200)
     ],
     f"{V1}^scorings/$": [api("get", "/api/v1/scorings/", READ, 200)],
+    f"{V1}^reward-models/(?P<slug>[^/.]+)/evaluate/$": [
+        api(
+            "post",
+            "/api/v1/reward-models/swe-bugfix-default/evaluate/",
+            REVIEWERS,
+            202,
+            {"version": 1},
+        )
+    ],
+    f"{V1}^reward-models/(?P<slug>[^/.]+)/evaluation/$": [
+        api("get", "/api/v1/reward-models/swe-bugfix-default/evaluation/?version=1", READ, 200)
+    ],
+    f"{V1}^reward-models/(?P<slug>[^/.]+)/attach-set/$": [
+        api(
+            "post",
+            "/api/v1/reward-models/swe-bugfix-default/attach-set/",
+            REVIEWERS,
+            201,
+            {"set": "world-set"},
+        )
+    ],
+    f"{V1}^evaluation-sets/$": [
+        api("get", "/api/v1/evaluation-sets/", READ, 200),
+        api("post", "/api/v1/evaluation-sets/", REVIEWERS, 201, {"slug": "new", "name": "N"}),
+    ],
+    f"{V1}^evaluation-sets/(?P<slug>[^/.]+)/$": [
+        api("get", "/api/v1/evaluation-sets/world-set/", READ, 200),
+        api("get", "/api/v1/evaluation-sets/world-held/", EDITORS, 200),  # held out
+    ],
+    f"{V1}^evaluation-sets/(?P<slug>[^/.]+)/cases/$": [
+        api(
+            "post",
+            "/api/v1/evaluation-sets/world-set/cases/",
+            REVIEWERS,
+            201,
+            {"cases": [{"command": "whoami", "label": "safe"}]},
+        )
+    ],
+    f"{V1}^evaluation-sets/(?P<slug>[^/.]+)/import/$": [
+        api(
+            "post",
+            "/api/v1/evaluation-sets/world-set/import/",
+            REVIEWERS,
+            201,
+            {"jsonl": '{"command": "id", "label": "safe"}\n'},
+        )
+    ],
+    f"{V1}^evaluation-sets/(?P<slug>[^/.]+)/export/$": [
+        api("get", "/api/v1/evaluation-sets/world-set/export/", READ, 200),
+        api("get", "/api/v1/evaluation-sets/world-held/export/", EDITORS, 200),
+    ],
+    f"{V1}^evaluation-sets/(?P<slug>[^/.]+)/add-flag/$": [
+        api(
+            "post",
+            "/api/v1/evaluation-sets/world-set/add-flag/",
+            REVIEWERS,
+            201,
+            {"flag": "{flag}", "label": "unsafe"},
+        )
+    ],
+    f"{V1}^evaluation-sets/(?P<slug>[^/.]+)/add-pair/$": [
+        api(
+            "post",
+            "/api/v1/evaluation-sets/world-set/add-pair/",
+            REVIEWERS,
+            201,
+            {"better": "{traj}", "worse": "{other_traj}"},
+        )
+    ],
+    f"{V1}^evaluation-runs/(?P<pk>[^/.]+)/$": [
+        api("get", "/api/v1/evaluation-runs/{evaluation_run}/", READ, 200)
+    ],
     f"{V1}^training-runs/$": [
         api("get", "/api/v1/training-runs/", READ, 200),
         api("post", "/api/v1/training-runs/", SCORE, 201, {"name": "run-new"}),
@@ -225,6 +297,9 @@ MATRIX: dict[str, list[Probe]] = {
     ],
     "safety/policies/": [get("/safety/policies/", LEADS)],
     "safety/policies/<slug:slug>/": [get("/safety/policies/default/", LEADS)],
+    "safety/policies/<slug:slug>/try/": [
+        post("/safety/policies/default/try/", LEADS, 200, {"commands": "ls"})
+    ],
     "safety/policies/<slug:slug>/rules/": [
         post("/safety/policies/default/rules/", LEADS, 200, {"definition": RULE})
     ],
@@ -257,12 +332,18 @@ MATRIX: dict[str, list[Probe]] = {
     "review/trajectories/<int:trajectory_id>/history/": [
         get("/review/trajectories/{traj}/history/", LEADS)
     ],
+    "review/trajectories/<int:trajectory_id>/labels-to-set/": [
+        post("/review/trajectories/{traj}/labels-to-set/", REVIEWERS, 302, {"set": "world-set"})
+    ],
     "review/steps/<int:step_id>/label/": [
         post("/review/steps/{step}/label/", REVIEWERS, 200, {"value": "1"})
     ],
     "review/queues/": [get("/review/queues/", REVIEWERS)],
     "review/queues/new/": [
-        post("/review/queues/new/", LEADS, 302, {"name": "New queue", "task_type": "swe-bugfix"})
+        # An expert running a labelling project creates its queue (#23.6).
+        post(
+            "/review/queues/new/", REVIEWERS, 302, {"name": "New queue", "task_type": "swe-bugfix"}
+        )
     ],
     "review/queues/<slug:slug>/next/": [post("/review/queues/q/next/", REVIEWERS, 302)],
     "review/assignments/<int:assignment_id>/submit/": [
@@ -271,13 +352,28 @@ MATRIX: dict[str, list[Probe]] = {
     "review/assignments/<int:assignment_id>/release/": [
         post("/review/assignments/{assignment}/release/", REVIEWERS, 302)
     ],
-    "review/agreement/": [get("/review/agreement/", LEADS)],
+    "review/assignments/<int:assignment_id>/reopen/": [
+        post("/review/assignments/{assignment}/reopen/", REVIEWERS, 302)
+    ],
+    "review/import/": [
+        get("/review/import/", REVIEWERS),
+        post("/review/import/", REVIEWERS, 400, {"task_type": "swe-bugfix"}),
+    ],
+    "review/agreement/": [get("/review/agreement/", REVIEWERS)],  # kappas only, no votes
     "review/disagreements/": [
         get("/review/disagreements/", LEADS),
         post("/review/disagreements/", LEADS, 302, {"step": "{step}", "value": "1"}),
     ],
     "review/export/prm.jsonl": [get("/review/export/prm.jsonl", LEADS)],
     "review/export/annotators.jsonl": [get("/review/export/annotators.jsonl", LEADS)],
+    "review/exports/": [
+        get("/review/exports/", LEADS),
+        post("/review/exports/", LEADS, 302, {"kind": "prm"}),
+    ],
+    "review/exports/<int:job_id>/": [get("/review/exports/{export}/", LEADS)],
+    "review/exports/<int:job_id>/download/": [get("/review/exports/{export}/download/", LEADS)],
+    "review/exports/<int:job_id>/resume/": [post("/review/exports/{export}/resume/", LEADS, 302)],
+    "review/exports/<int:job_id>/delete/": [post("/review/exports/{export}/delete/", LEADS, 302)],
     "review/flags/<int:flag_id>/review/": [
         post("/review/flags/{flag}/review/", LEADS, 302, {"status": "confirmed"})
     ],
@@ -337,6 +433,27 @@ MATRIX: dict[str, list[Probe]] = {
     "rewards/models/<slug:slug>/diff/": [
         get("/rewards/models/swe-bugfix-default/diff/?a=1&b=2", REVIEWERS)
     ],
+    "rewards/models/<slug:slug>/versions/<int:number>/evaluation/": [
+        get("/rewards/models/swe-bugfix-default/versions/1/evaluation/", REVIEWERS)
+    ],
+    "rewards/models/<slug:slug>/versions/<int:number>/evaluate/": [
+        post("/rewards/models/swe-bugfix-default/versions/1/evaluate/", REVIEWERS, 302)
+    ],
+    "rewards/evaluation-sets/": [get("/rewards/evaluation-sets/", REVIEWERS)],
+    "rewards/evaluation-runs/<int:run_id>/": [
+        get("/rewards/evaluation-runs/{evaluation_run}/", REVIEWERS)
+    ],
+    "rewards/evaluation-sets/add-flag/<int:flag_id>/": [
+        post("/rewards/evaluation-sets/add-flag/{flag}/", REVIEWERS, 302, {"set": "world-set"})
+    ],
+    "rewards/evaluation-sets/add-pair/<int:trajectory_id>/": [
+        post(
+            "/rewards/evaluation-sets/add-pair/{traj}/",
+            REVIEWERS,
+            302,
+            {"set": "world-set", "other": "{other_traj}"},
+        )
+    ],
     "rewards/score/": [
         get("/rewards/score/", REVIEWERS),
         post(
@@ -372,6 +489,18 @@ ADMIN_READ_ONLY = {
     "rewards.scoringrecord",
     "safety.policyversion",
     "safety.pendingscan",  # written on a broker outage, deleted by the scan when it is done
+    "review.exportjob",  # started and deleted (with its file) from the review pages
+    "rewards.evaluationsetversion",  # immutable: a new version is imported, never edited
+    "rewards.evaluationrun",  # started from the version page, run by the worker
+    "rewards.evaluationresult",  # written by the evaluation, one per version and set
+}
+# Rows only the service makes (imports, scans, the training-run API): no add form, since a
+# hand-made one crashed on save (issue #22, item 13); the admin may still change or delete them.
+ADMIN_NO_ADD = {
+    "annotations.trajectory",
+    "annotations.step",
+    "safety.flag",
+    "rewards.trainingrun",
 }
 _SUFFIX = re.compile(r"\\\.\(\?P<format>\[a-z0-9\]\+\)/\?\$$")
 
@@ -415,7 +544,7 @@ def admin_probes(pattern: str) -> list[Probe]:
     read_only = label in ADMIN_READ_ONLY
     shapes = {
         "": (base, 200),
-        "add/": (base + "add/", 403 if read_only else 200),
+        "add/": (base + "add/", 403 if read_only or label in ADMIN_NO_ADD else 200),
         "<path:object_id>/change/": (f"{base}{pk}/change/", found),
         "<path:object_id>/history/": (f"{base}{pk}/history/", found),
         "<path:object_id>/delete/": (f"{base}{pk}/delete/", 403 if read_only else found),

@@ -81,3 +81,37 @@ def test_the_default_budget_refuses_what_held_a_thread_for_seconds(
     )
     assert (analyzed.status_code, scored.status_code) == (413, 413)
     assert time.monotonic() - start < 2.0
+
+
+def _slow_commands(n: int) -> list[str]:
+    """Distinct commands each within every count and size limit that take the analyzer tens of
+    milliseconds (long pipelines of substitutions), none cached from another test."""
+    return [f"echo $(date) | grep y{i}{time.time_ns()} && cat 'q s' " * 120 for i in range(n)]
+
+
+def test_a_request_past_its_analysis_time_is_413_naming_the_limit(
+    key_client, reward_model, recorder, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.SAFETY = {**settings.SAFETY, "REQUEST_SECONDS": 0.05}
+    client = key_client("analyze,score")
+    start = time.monotonic()
+    analyzed = client.post("/api/v1/analyze/", {"commands": _slow_commands(40)}, format="json")
+    assert analyzed.status_code == 413
+    assert "over the limit of 0.05 seconds per request" in str(analyzed.json()["errors"])
+    scored = client.post(
+        "/api/v1/score/",
+        {"reward_model": reward_model.slug, "trajectory": _trajectory(_slow_commands(40))},
+        format="json",
+    )
+    assert scored.status_code == 413
+    assert "over the limit of 0.05 seconds per request" in str(scored.json()["errors"])
+    batch = {
+        "reward_model": reward_model.slug,
+        "trajectories": [_trajectory(_slow_commands(10)) for _ in range(4)],
+    }
+    assert client.post("/api/v1/score/batch/", batch, format="json").status_code == 413
+    assert time.monotonic() - start < 5.0  # each stopped near its bound, not at 40 x 2 s
+    # The same commands within the default bound are analyzed and scored.
+    settings.SAFETY = {**settings.SAFETY, "REQUEST_SECONDS": 10.0}
+    ok = client.post("/api/v1/analyze/", {"commands": _slow_commands(3)}, format="json")
+    assert ok.status_code == 200 and len(ok.json()["results"]) == 3

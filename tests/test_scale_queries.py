@@ -77,6 +77,23 @@ def test_search_reads_commands_tool_output_and_findings(client: Client, expert) 
 
 
 @postgresql_only
+def test_rare_and_common_words_give_the_same_pages(client: Client, expert, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A search matching few trajectories is answered from the index's ids, one matching many
+    by walking the list: both give the same rows, in the same order, with the same counts."""
+    made = [
+        make_trajectory(1, rollout=f"walk-{i}", command=f"pytest -k case{i % 3}") for i in range(7)
+    ]
+    logged_in(client, expert)
+    queries = ["pytest", "case1", "pytest -k case2", "walk-4", "nothing-like-it"]
+    from_ids = {q: list_ids(client, q=q) for q in queries}
+    monkeypatch.setattr(review_selectors, "SEARCH_PROBE_LIMIT", 1)
+    walked = {q: list_ids(client, q=q) for q in queries}
+    assert walked == from_ids
+    assert from_ids["pytest"] == [t.pk for t in reversed(made)]
+    assert from_ids["case1"] == [made[4].pk, made[1].pk] and from_ids["nothing-like-it"] == []
+
+
+@postgresql_only
 def test_search_vectors_follow_every_insert(expert) -> None:  # type: ignore[no-untyped-def]
     """Rebuilding every vector from the tables gives what the insert triggers wrote."""
     from annotations.models import TrajectorySearch

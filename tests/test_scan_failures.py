@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotations.services import trajectory_import
 from safety import services
+from safety.analyzer.resolve import SHOWN_DYN
 from safety.models import Flag, FlagStatus, PendingScan, Policy, ScanJob
 from tests.factories import bash_call
 
@@ -53,9 +54,10 @@ def test_the_import_scan_stores_flags_for_commands_with_dynamic_flags(
     assert {f.command_index for f in flags} >= {0}  # every step has its flags
     assert {f.step.index for f in flags} == {0, 1, 2, 3}
     for flag in dynamic:
-        # The placeholder is stored as a visible marker, never as NUL.
+        # The analyzer gives the unknown value out as its printable placeholder: never NUL,
+        # nor the storage boundary's U+FFFD for one that leaked.
         assert all("\x00" not in arg for arg in flag.argv)
-        assert "\ufffd" in "".join(flag.argv)
+        assert SHOWN_DYN in "".join(flag.argv) and "\ufffd" not in "".join(flag.argv)
     assert not PendingScan.objects.filter(trajectory_id=trajectory_id).exists()
 
 
@@ -64,7 +66,7 @@ def test_text_the_database_cannot_store_is_replaced_at_the_storage_boundary(
 ) -> None:
     """Whatever the analyzer hands over (NUL, unpaired surrogates in any field), flags store."""
     trajectory_id = _import(["ls -la"])
-    # Duck-typed like the analyzer's Finding and Analysis (only their attributes are read).
+    # Duck-typed like the analyzer's Finding (only its attributes are read).
     weird = SimpleNamespace(
         rule="x.weird\x00",
         category="cat\ud800",
@@ -76,11 +78,11 @@ def test_text_the_database_cannot_store_is_replaced_at_the_storage_boundary(
         command="ls -la",
     )
 
-    def analyze(self: Any, command: str) -> Any:
-        return SimpleNamespace(command=command, verdict="review", findings=[weird])
+    def command_findings(self: Any, analysis: Any) -> Any:
+        return [weird]  # what the scan's reading of each command hands over
 
     monkeypatch.setattr(type(services.analyzer_for(services.default_policy_version())),
-                        "analyze", analyze)  # fmt: skip
+                        "command_findings", command_findings)  # fmt: skip
     result = services.trajectory_scan(trajectory_id=trajectory_id)
     assert result.flags_created == 1 and result.flags_refused == 0
     flag = Flag.objects.get(trajectory_id=trajectory_id)

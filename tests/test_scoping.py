@@ -173,7 +173,8 @@ def test_queue_members_alone_see_claim_and_submit(make_user, safety_lead) -> Non
     assert mine.status == AssignmentStatus.IN_PROGRESS
 
     # Bob reaches the same trajectory through the open queue: Ann's labels, made in a blind
-    # queue she has not submitted yet, stay hidden from him (not from leads).
+    # queue she has not submitted yet, stay hidden from him, and from leads too (#23: blind
+    # means blind for every role that labels).
     bobs = review_services.assignment_next(queue=open_queue, reviewer=bob)
     assert bobs is not None and bobs.trajectory_id == trajectory.pk
     page = _login(bob).get(f"/review/trajectories/{trajectory.pk}/?queue=team-a")
@@ -181,14 +182,16 @@ def test_queue_members_alone_see_claim_and_submit(make_user, safety_lead) -> Non
     assert not [o for sv in page.context["page"].steps for o in sv.others]
     assert page.context["page"].assignment == bobs  # not Ann's, whatever ?queue= says
     lead_page = _login(safety_lead).get(f"/review/trajectories/{trajectory.pk}/")
-    assert [o.reviewer.username for sv in lead_page.context["page"].steps for o in sv.others] == [
-        "ann"
-    ]
-    # Once Ann submits, the open queue shows her labels as before.
+    assert not [o for sv in lead_page.context["page"].steps for o in sv.others]
+    # Once Ann submits, the open queue shows her labels as before, and so does the lead's page.
     response = _login(ann).post(f"/review/assignments/{mine.pk}/submit/")
     assert response.status_code == 302
     page = _login(bob).get(f"/review/trajectories/{trajectory.pk}/")
     assert [o.reviewer.username for sv in page.context["page"].steps for o in sv.others] == ["ann"]
+    lead_page = _login(safety_lead).get(f"/review/trajectories/{trajectory.pk}/")
+    assert [o.reviewer.username for sv in lead_page.context["page"].steps for o in sv.others] == [
+        "ann"
+    ]
 
 
 def test_a_removed_member_loses_the_queue(make_user) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,7 @@ def test_served_processes_take_the_gc_thresholds_from_the_environment() -> None:
         "import rewardhub.wsgi; print(gc.get_threshold(), gc.get_freeze_count() > 0)"
     )
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_"))}
+    clean["DJANGO_SECRET_KEY"] = secrets.token_urlsafe(50)  # a served process needs its own
     for env, expected in (
         ({}, "(10000, 10, 10) True"),
         ({"RH_GC_THRESHOLDS": "5000,20,30"}, "(5000, 20, 30) True"),

@@ -122,6 +122,23 @@ def test_nul_and_unpaired_surrogates_are_scored_like_every_path(
     assert response.json()["extra_logs"]["unsafe"] == [1.0, 0.0]
     recorder.flush()
     assert ScoringRecord.objects.count() == 2  # the records hold no text; the review copy may not
+    # A NUL in the prompt, and the same rollout on the score API: one reward, stored alike.
+    prompt = "<|im_start|>user\\nClean \\u0000 up.<|im_end|>\\n<|im_start|>assistant\\n"
+    text = "```bash\\nrm -rf ~/\\n```\\u0000"
+    raw = f'{{"query": ["{prompt}{text}"], "prompts": ["{prompt}"], "labels": [true]}}'
+    as_text = client.generic("POST", TEXT + "?run=nul", raw, content_type="application/json")
+    assert as_text.status_code == 200, as_text.content
+    conversation = (
+        '{"reward_model": "swe-bugfix-default", "rollout": {"run": "nul"}, "trajectory": '
+        '{"messages": [{"role": "user", "content": "Clean \\u0000 up."}, '
+        f'{{"role": "assistant", "content": "{text}"}}], "outcome": {{"resolved": true}}}}}}'
+    )
+    as_c2 = client.generic("POST", "/api/v1/score/", conversation, content_type="application/json")
+    assert as_c2.status_code == 200, as_c2.content
+    assert as_text.json()["rewards"] == [as_c2.json()["reward"]]
+    assert as_text.json()["extra_logs"]["unsafe"] == [1.0]
+    assert recorder.flush() == 2
+    assert ScoringRecord.objects.filter(run="nul", unsafe=True).count() == 2
 
 
 def test_openrlhf_08_compat_leaves_extra_logs_out(client: APIClient) -> None:
@@ -129,6 +146,35 @@ def test_openrlhf_08_compat_leaves_extra_logs_out(client: APIClient) -> None:
     old = client.post(TEXT + "?openrlhf=0.8", body, format="json").json()
     assert "extra_logs" not in old and len(old["rewards"]) == 1
     assert "extra_logs" in client.post(TEXT, body, format="json").json()
+
+
+def test_openrlhf_compat_setting_applies_to_every_request_unless_the_url_names_one(
+    client: APIClient, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.SCORING = {**settings.SCORING, "OPENRLHF_COMPAT": "0.8"}
+    body = {"query": [SAFE], "prompts": [""], "labels": [None]}
+    assert "extra_logs" not in client.post(TEXT, body, format="json").json()
+    assert "extra_logs" not in client.post(TEXT + "?openrlhf=0.8.11", body, format="json").json()
+    assert "extra_logs" in client.post(TEXT + "?openrlhf=0.9.0", body, format="json").json()
+    assert "extra_logs" in client.post(TEXT + "?openrlhf=0.11", body, format="json").json()
+    bad = client.post(TEXT + "?openrlhf=latest", body, format="json")
+    assert bad.status_code == 400 and "openrlhf" in bad.json()["errors"]
+
+
+def test_a_misspelt_openrlhf_compat_setting_stops_the_start(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RH_OPENRLHF_COMPAT": "0.8-beta"}
+    code = "import rewardhub.settings.scoring"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode != 0 and "RH_OPENRLHF_COMPAT" in done.stderr
+    env["RH_OPENRLHF_COMPAT"] = "0.8"
+    ok = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=False)
+    assert ok.returncode == 0
 
 
 def test_a_rollout_batch_larger_than_the_score_batch_limit(client: APIClient, settings) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,8 @@ waivers built from commands, final labels on behaviours that exist."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
@@ -90,3 +92,35 @@ def test_final_labels_need_a_behaviour_of_the_task_type(
     review_services.final_label_resolve(step=step, behaviour=real, value=-1, user=safety_lead)
     review_services.final_label_resolve(step=step, behaviour="", value=1, user=safety_lead)
     assert FinalLabel.objects.count() == 2
+
+
+@pytest.mark.parametrize("match", ["exact", "prefix", "regex"])
+def test_a_waiver_covers_whole_commands_never_a_prefix_of_a_longer_line(match: str) -> None:
+    """A waiver for one command is no waiver for what is chained after it, in the scan and in
+    the score alike (issue 19)."""
+    from rewards.scoring import build_scorer, default_spec
+
+    waived = "git push --force origin feature"
+    pattern = rf"\A{re.escape(waived)}\Z" if match == "regex" else waived
+    Waiver.objects.create(rule_id="vcs.force-push", match=match, pattern=pattern, reason="ok")
+    spec = default_spec()
+    spec["safety"]["waived"] = [{"rule": "vcs.force-push", "match": match, "pattern": pattern}]
+    scorer = build_scorer(spec)
+    for command, covered in [
+        (waived, True),
+        (f"{waived}; git push --force origin main", False),
+        (f"{waived} && git push --force origin main", False),
+        (f"{waived} $(git push --force origin main)", False),
+    ]:
+        record = CanonicalTrajectoryFactory(command=command)
+        pk = trajectory_import(record=record).trajectory.pk
+        services.trajectory_scan(trajectory_id=pk)
+        flags = Flag.objects.filter(trajectory_id=pk, rule_id="vcs.force-push")
+        assert flags.exists(), command
+        open_flags = flags.filter(waiver__isnull=True).count()
+        assert (open_flags == 0) is covered, (command, match)
+        result = scorer.score(record)
+        assert result.gated is not covered, (command, match)
+    # a prefix waiver still covers the same command with more arguments, never more commands
+    if match == "prefix":
+        assert scorer.score(CanonicalTrajectoryFactory(command=f"{waived} -q")).gated is False

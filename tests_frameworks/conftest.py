@@ -10,8 +10,10 @@ restart it to check the fallbacks. Records and review are checked over the REST 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -34,6 +36,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# The service runs with DEBUG off, which refuses the repository's development key.
+SERVICE_KEY = secrets.token_urlsafe(50)
+
+
 class Service:
     """gunicorn of the service's own virtualenv, in its own process group."""
 
@@ -51,6 +57,7 @@ class Service:
         self.env.update(
             {
                 "DJANGO_SETTINGS_MODULE": "rewardhub.settings",
+                "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", SERVICE_KEY),
                 "DATABASE_URL": os.environ["RH_FW_DATABASE_URL"],
                 "RH_BIND": f"{HOST}:{self.port}",
                 "RH_SCORE_REVIEW_SAMPLE_RATE": "1",  # every rollout reaches review
@@ -161,3 +168,67 @@ def hub_env(service: Service, monkeypatch: pytest.MonkeyPatch) -> Service:
 
     _runtime.reset()
     return service
+
+
+@dataclasses.dataclass
+class Row:
+    """One framework version's tally over the run, for the closing table."""
+
+    samples: int = 0
+    scored: int = 0
+    tied: int = 0
+    flagged: int = 0
+    routed: int = 0
+    restart: list[str] = dataclasses.field(default_factory=list)
+
+
+TABLE: dict[tuple[str, str], Row] = {}
+TIED_TO: dict[tuple[str, str], str] = {}
+
+
+def report(
+    framework: str,
+    version: str,
+    *,
+    samples: int = 0,
+    scored: int = 0,
+    records: list[dict[str, Any]] | None = None,
+    step: bool = True,
+    routed: int = 0,
+    restart: str = "",
+) -> None:
+    """Add to ``framework`` ``version``'s row: samples sent, samples that got a real reward,
+    records carrying the run (and the step, when ``step``) and how many are flagged unsafe,
+    records whose rollout reached review (every one: the service samples all of them here),
+    and what a restart did."""
+    row = TABLE.setdefault((framework, version), Row())
+    row.samples += samples
+    row.scored += scored
+    for r in records or []:
+        row.tied += bool(r["run"]) and (r["step"] is not None or not step)
+        row.flagged += bool(r["unsafe"])
+    if records is not None:
+        TIED_TO[(framework, version)] = "run, step" if step else "run (no step sent)"
+    row.routed += routed
+    if restart:
+        row.restart.append(restart)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The per-framework table (README "Trainer bridge"), from what the tests saw."""
+    if not TABLE:
+        return
+    write = terminalreporter.write_line
+    write("")
+    write(
+        "| framework | version | samples | scored | records tied to | tied | flagged "
+        "| routed to review | restart |"
+    )
+    write("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- |")
+    for (framework, version), row in sorted(TABLE.items()):
+        write(
+            f"| {framework} | {version} | {row.samples} | {row.scored} | "
+            f"{TIED_TO.get((framework, version), '-')} | {row.tied} | {row.flagged} | "
+            f"{row.routed} | "
+            f"{'; '.join(row.restart) or '-'} |"
+        )

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import report
 
 ROOT = Path(os.environ.get("RH_FW_ROOT", Path(__file__).resolve().parent.parent))
 PROMPT = "<|im_start|>user\nFix tests/test_parser.py<|im_end|>\n<|im_start|>assistant\n"
@@ -62,16 +63,21 @@ def test_0112_burst_of_1024_single_sample_requests(service) -> None:  # type: ig
     assert len(records) == n and sum(r["unsafe"] for r in records) == n // 8
     flagged = [r for r in records if r["unsafe"]]
     assert service.reviewed(flagged) == {r["scoring_id"] for r in flagged}
+    report(
+        "OpenRLHF SingleTurnAgentExecutor", openrlhf_version(), samples=n, scored=len(rewards),
+        records=records, step=False, routed=len(service.reviewed(records)),
+    )  # fmt: skip
 
 
 def test_0112_survives_a_restart_and_fails_explicitly_when_down(service) -> None:  # type: ignore[no-untyped-def]
     run = f"orl-restart-{uuid.uuid4().hex[:8]}"
     ex = executor(service, run)
+    prompt = PROMPT.replace("test_parser.py", f"test_parser.py ({run})")
     service.stop()
     restarter = threading.Timer(1.5, service.start)
     restarter.start()
     try:
-        got = asyncio.run(ex._fetch_rewards_via_http([PROMPT + SAFE], [PROMPT], [True]))
+        got = asyncio.run(ex._fetch_rewards_via_http([prompt + SAFE], [prompt], [True]))
     finally:
         restarter.join()
     assert len(got[0]["rewards"]) == 1  # OpenRLHF's own retries bridged the restart
@@ -81,7 +87,19 @@ def test_0112_survives_a_restart_and_fails_explicitly_when_down(service) -> None
             asyncio.run(ex._fetch_rewards_via_http([PROMPT + SAFE], [PROMPT], [True]))
     finally:
         service.start()
-    assert len(service.records(run)) == 1
+    records = service.records(run)
+    assert len(records) == 1
+    report(
+        "OpenRLHF SingleTurnAgentExecutor", openrlhf_version(), samples=2, scored=1,
+        records=records, step=False, routed=len(service.reviewed(records)),
+        restart="restart within its 5 tries: scored; down: its own RuntimeError after 5 tries",
+    )  # fmt: skip
+
+
+def openrlhf_version() -> str:
+    from importlib.metadata import version
+
+    return version("openrlhf")
 
 
 OLD = """
@@ -91,7 +109,10 @@ import gpu_stubs  # DeepSpeed, vLLM ... are imported at the top of these modules
 import openrlhf
 from openrlhf.utils.remote_rm_utils import request_api_wrapper
 from openrlhf.trainer.ppo_utils.experience_maker import update_samples_with_rewards
-url, compat = sys.argv[1], sys.argv[2]
+url, compat, wait = sys.argv[1], sys.argv[2], sys.argv[3] == "wait"
+if wait:  # the test stops the service now, and starts it again while this retries
+    print("IMPORTED", flush=True)
+    sys.stdin.readline()
 data = {{"query": [{q1!r}, {q2!r}], "prompts": [{p!r}] * 2, "labels": [True, True]}}
 info = request_api_wrapper(url + compat, data)
 samples = [types.SimpleNamespace(sequences=[0, 0], info={{}})]
@@ -103,31 +124,60 @@ else:
     print("OK", openrlhf.__file__, json.dumps([float(x) for x in samples[0].rewards]))
 """
 
+STEP = 7  # OpenRLHF sends no step: a URL may name one for the whole run
+
 
 @pytest.mark.parametrize(
-    ("version", "compat", "expected"),
+    ("version", "compat", "expected", "restart"),
     [
-        ("0.8.11", "&openrlhf=0.8", "OK"),
-        ("0.8.11", "", "FAILED TypeError"),  # why the setting exists
-        ("0.9.0", "", "OK"),
+        ("0.8.11", "&openrlhf=0.8", "OK", False),
+        ("0.8.11", "", "FAILED TypeError", False),  # why the setting exists
+        ("0.9.0", "", "OK", False),
+        ("0.8.11", "&openrlhf=0.8", "OK", True),
+        ("0.9.0", "", "OK", True),
     ],
 )
-def test_older_request_code_and_reward_update(service, version, compat, expected) -> None:  # type: ignore[no-untyped-def]
+def test_older_request_code_and_reward_update(service, version, compat, expected, restart) -> None:  # type: ignore[no-untyped-def]
     target = ROOT / "var" / "frameworks" / f"openrlhf-{version}"
     if not target.exists():
         pytest.skip(f"OpenRLHF {version} is not installed (make test-frameworks installs it)")
     run = f"orl-{version}-{uuid.uuid4().hex[:6]}"
+    prompt = PROMPT.replace("test_parser.py", f"test_parser.py ({run})")  # new content
     code = OLD.format(
-        here=str(Path(__file__).parent), q1=PROMPT + SAFE, q2=PROMPT + UNSAFE, p=PROMPT
+        here=str(Path(__file__).parent), q1=prompt + SAFE, q2=prompt + UNSAFE, p=prompt
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, url(service, run), compat],
-        env={**os.environ, "PYTHONPATH": str(target)},
-        capture_output=True, text=True, timeout=300, check=False,
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, url(service, run, f"&step={STEP}"), compat,
+         "wait" if restart else "now"],
+        env={**os.environ, "PYTHONPATH": str(target)}, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    line = done.stdout.strip().splitlines()[-1]
-    assert line.startswith(expected), done.stdout + done.stderr[-2000:]
+    restarter = None
+    if restart:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline().startswith("IMPORTED")
+        service.stop()
+        restarter = threading.Timer(1.5, service.start)
+        restarter.start()
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    try:
+        out, err = child.communicate(timeout=300)
+    finally:
+        if restarter is not None:
+            restarter.join()
+    assert child.returncode == 0, err[-3000:]
+    line = out.strip().splitlines()[-1]
+    assert line.startswith(expected), out + err[-2000:]
     if expected == "OK":
         assert f"openrlhf-{version}" in line
-        assert len(service.records(run, expected=2)) == 2
+        records = service.records(run, expected=2)
+        assert len(records) == 2 and {r["step"] for r in records} == {STEP}
+        assert sum(r["unsafe"] for r in records) == 1
+        routed = service.reviewed(records)
+        assert routed >= {r["scoring_id"] for r in records if r["unsafe"]}
+        report(
+            "OpenRLHF request_api_wrapper" + (" (openrlhf=0.8)" if compat else ""), version,
+            samples=2, scored=2, records=records, routed=len(routed),
+            restart="restart within its 5 tries: scored" if restart else "",
+        )  # fmt: skip

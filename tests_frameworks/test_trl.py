@@ -9,6 +9,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+import trl
+from conftest import report
 from datasets import Dataset
 from tiny import tiny_model, tiny_tokenizer
 from trl import GRPOConfig, GRPOTrainer
@@ -59,7 +61,7 @@ def train(tmp: Path, dataset: Dataset, reward: RewardHubReward, steps: int = 2) 
 @pytest.mark.parametrize("conversational", [False, True], ids=["text", "conversational"])
 def test_grpo_two_steps_scored_recorded_and_routed(hub_env, tmp_path, conversational) -> None:  # type: ignore[no-untyped-def]
     run = f"trl-{'conv' if conversational else 'text'}-{uuid.uuid4().hex[:8]}"
-    prompt = "Fix tests/test_parser.py"
+    prompt = f"Fix tests/test_parser.py ({run})"  # new content: routed to review afresh
     if conversational:
         rows = {"prompt": [[{"role": "user", "content": prompt}]] * 8, "answer": ["42"] * 8}
     else:
@@ -73,8 +75,14 @@ def test_grpo_two_steps_scored_recorded_and_routed(hub_env, tmp_path, conversati
     assert len(records) == 8
     assert sorted({r["step"] for r in records}) == [0, 1]
     assert len({(r["step"], r["sample"]) for r in records}) == 8
-    assert hub_env.reviewed(records) == {r["scoring_id"] for r in records}
+    routed = hub_env.reviewed(records)
+    assert routed == {r["scoring_id"] for r in records}
     assert trainer.state.global_step == 2
+    report(
+        "TRL GRPOTrainer", trl.__version__, samples=8,
+        scored=sum(r is not None for batch in seen for r in batch),
+        records=records, routed=len(routed),
+    )  # fmt: skip
     reward.close()
 
 
@@ -105,10 +113,16 @@ def test_grpo_survives_a_service_restart(hub_env, tmp_path) -> None:  # type: ig
             return out
 
     reward = Restarting(client, run=run)
-    rows = {"prompt": ["Fix the bug\n"] * 12}
+    rows = {"prompt": [f"Fix the bug ({run})\n"] * 12}
     train(tmp_path, Dataset.from_dict(rows), reward, steps=3)
     assert [all(r is not None for r in step) for step in outcomes] == [True, False, True]
     assert all(r is None for r in outcomes[1])  # explicit: no reward, not a silent 0
     records = hub_env.records(run, expected=8)
     assert sorted({r["step"] for r in records}) == [0, 2]
+    report(
+        "TRL GRPOTrainer", trl.__version__, samples=12,
+        scored=sum(r is not None for step in outcomes for r in step), records=records,
+        routed=len(hub_env.reviewed(records)),
+        restart="down: None per sample (left out of the mean), next step scored",
+    )  # fmt: skip
     reward.close()

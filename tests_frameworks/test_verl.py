@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from conftest import report
 from omegaconf import OmegaConf
 from tiny import tiny_tokenizer
 
@@ -29,6 +30,13 @@ ADAPTERS = adapters.__file__  # the installed package's file, as a trainer node 
 SAFE = "Running the tests.\n```bash\npytest -q tests/test_parser.py\n```"
 UNSAFE = "Cleaning up.\n```bash\nrm -rf ~/\n```"
 ROOT = Path(os.environ.get("RH_FW_ROOT", Path(__file__).resolve().parent.parent))
+STEP = 3  # the trainer's global step, which verl's trainer puts in extra_info
+
+
+def verl_version() -> str:
+    import verl
+
+    return str(verl.__version__)
 
 
 def verl_reward_fn(name: str, run: str, **extra: Any) -> Any:
@@ -73,19 +81,31 @@ def fake_batch(responses: list[str], truths: list[Any], tag: str = "") -> Any:
             "data_source": np.array(["swe-gym"] * n, dtype=object),
             "reward_model": np.array([{"ground_truth": t} for t in truths], dtype=object),
             "extra_info": np.array(
-                [{"index": np.int64(i), "prompt": prompt} for i in range(n)], dtype=object
+                [{"index": np.int64(i), "prompt": prompt, "global_step": STEP} for i in range(n)],
+                dtype=object,
             ),
         },
     ), tok
 
 
-def check_records(service: Any, run: str, n: int, unsafe_count: int) -> None:
+def check_records(
+    service: Any, run: str, n: int, unsafe_count: int, *, manager: str, version: str = "",
+    restart: str = "",
+) -> None:  # fmt: skip
+    """Every sample recorded once with the run, the step and its index; the flagged ones
+    (and, as the service samples all here, the others) stored for review."""
     records = service.records(run, expected=n)
     assert len(records) == n
     assert {r["sample"] for r in records} == {str(i) for i in range(n)}
+    assert {r["step"] for r in records} == {STEP}
     flagged = [r for r in records if r["unsafe"]]
     assert len(flagged) == unsafe_count
-    assert service.reviewed(flagged) == {r["scoring_id"] for r in flagged}
+    routed = service.reviewed(records)
+    assert routed >= {r["scoring_id"] for r in flagged}
+    report(
+        f"verl {manager}", version or verl_version(), samples=n, scored=n, records=records,
+        routed=len(routed), restart=restart,
+    )  # fmt: skip
 
 
 def test_sync_async_batch_forms() -> None:
@@ -109,7 +129,7 @@ def test_legacy_naive_manager(hub_env) -> None:  # type: ignore[no-untyped-def]
     assert set(info) == set(VERL_KEYS) and all(len(v) == 3 for v in info.values())
     assert info["fallback"] == [0.0, 0.0, 0.0] and info["error"] == ["", "", ""]
     assert rewards[0] > rewards[1] and rewards[0] > rewards[2]  # "42" is no success
-    check_records(hub_env, run, 3, unsafe_count=1)
+    check_records(hub_env, run, 3, unsafe_count=1, manager="naive (legacy)")
 
 
 def test_legacy_batch_manager(hub_env) -> None:  # type: ignore[no-untyped-def]
@@ -123,7 +143,7 @@ def test_legacy_batch_manager(hub_env) -> None:  # type: ignore[no-untyped-def]
     out = manager(data, return_dict=True)
     rewards = out["reward_tensor"].sum(dim=1).tolist()
     assert rewards[0] > rewards[1]
-    check_records(hub_env, run, 2, unsafe_count=1)
+    check_records(hub_env, run, 2, unsafe_count=1, manager="batch (legacy)")
 
 
 def _run_loop_manager(manager: Any, data: Any) -> list[dict[str, Any]]:
@@ -147,7 +167,8 @@ def test_reward_loop_naive_and_rate_limited(hub_env, name: str) -> None:  # type
         scores = [r["reward_score"] for r in results]
         assert scores[0] > scores[1]
         assert all(set(r["reward_extra_info"]) == set(VERL_KEYS) for r in results)
-        check_records(hub_env, run, 2, unsafe_count=1)
+        kind = "rate-limited" if cls is RateLimitedRewardManager else "naive"
+        check_records(hub_env, run, 2, unsafe_count=1, manager=f"reward loop {kind}")
 
 
 def test_outage_gives_the_same_keys_and_the_fallback_then_recovers(hub_env) -> None:  # type: ignore[no-untyped-def]
@@ -166,9 +187,13 @@ def test_outage_gives_the_same_keys_and_the_fallback_then_recovers(hub_env) -> N
     assert [r["reward_score"] for r in down] == [-0.25, -0.25]
     assert all(r["reward_extra_info"]["fallback"] == 1.0 for r in down)
     assert all(set(r["reward_extra_info"]) == set(VERL_KEYS) for r in down)
+    report("verl reward loop rate-limited", verl_version(), samples=2)  # none scored: down
     up = _run_loop_manager(manager, data)
     assert [r["reward_extra_info"]["fallback"] for r in up] == [0.0, 0.0]
-    check_records(hub_env, run, 2, unsafe_count=1)
+    check_records(
+        hub_env, run, 2, unsafe_count=1, manager="reward loop rate-limited",
+        restart="down: fallback_score with fallback=1 and error on every sample; back: scored",
+    )  # fmt: skip
 
 
 def test_remote_manager_sends_the_function_to_a_ray_worker(hub_env) -> None:  # type: ignore[no-untyped-def]
@@ -192,7 +217,7 @@ def test_remote_manager_sends_the_function_to_a_ray_worker(hub_env) -> None:  # 
     finally:
         ray.shutdown()
     assert results[0]["reward_score"] > results[1]["reward_score"]
-    check_records(hub_env, run, 2, unsafe_count=1)
+    check_records(hub_env, run, 2, unsafe_count=1, manager="reward loop remote (Ray)")
 
 
 def test_verl_061_naive_manager_itself(hub_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -225,7 +250,7 @@ print("ok", r)
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-3000:]
-    check_records(hub_env, run, 2, unsafe_count=1)
+    check_records(hub_env, run, 2, unsafe_count=1, manager="naive (legacy)", version="0.6.1")
 
 
 def test_one_refused_sample_costs_only_itself(hub_env) -> None:  # type: ignore[no-untyped-def]

@@ -26,6 +26,7 @@ from annotations.importers import (
     swe_agent,
 )
 from annotations.importers.base import ImportFormatError
+from annotations.importers.source import apply_source
 from annotations.importers.text_actions import read_text_actions
 from core.actions import ActionReading, actions_not_understood
 from core.canonical import Limits, TrajectoryError, normalize_trajectory
@@ -283,6 +284,18 @@ def _first_line_is_json(text: str, start: int) -> bool:
     return True
 
 
+def _is_gemini_cli_session(record: dict) -> bool:
+    """Gemini CLI's own session file: its messages have a ``type`` (user / gemini), no role.
+    Named, so that it gets one clear error rather than a role error per message."""
+    messages = record["messages"]
+    return (
+        "sessionId" in record
+        and bool(messages)
+        and all(isinstance(m, dict) and "role" not in m for m in messages)
+        and any(isinstance(m, dict) and m.get("type") == "gemini" for m in messages)
+    )
+
+
 def detect_format(record: object) -> str:
     """Names the format of one record from its distinctive keys; raises if nothing matches."""
     if isinstance(record, str):
@@ -312,6 +325,8 @@ def detect_format(record: object) -> str:
         )
     if isinstance(record.get("aider_session"), str):
         return aider.FORMAT
+    if claude_code.loglines(record) is not None:
+        return claude_code.FORMAT
     if atif.looks_like(record):
         return atif.FORMAT
     if mini_swe_agent.looks_like(record):
@@ -325,6 +340,11 @@ def detect_format(record: object) -> str:
     if litellm.looks_like(record):
         return litellm.FORMAT
     if isinstance(record.get("messages"), list):
+        if _is_gemini_cli_session(record):
+            raise ImportFormatError(
+                "cannot detect format: this is a Gemini CLI session (messages of type "
+                f"user / gemini), which is not supported; {KNOWN}"
+            )
         if anthropic.looks_like(record):
             return anthropic.FORMAT
         return openai.FORMAT
@@ -362,11 +382,14 @@ def convert_record(
     *,
     limits: Limits = Limits(),  # noqa: B008
     reading: ActionReading = ActionReading(),  # noqa: B008
+    source: str | None = None,
 ) -> tuple[str, dict]:
     """Converts one record to a normalized C1 dict; returns (format used, trajectory).
 
     Actions written as text are read into tool calls (``reading.text_format``), and what could
     not be read at all is listed in ``metadata.actions_not_understood`` (absent when nothing).
+    ``source`` is the path the record was read from: what its content lacks and the path says
+    (an instance id, aider's workspace) is taken from it (``importers.source``).
     """
     if fmt != "auto" and fmt not in FORMATS:
         raise ImportFormatError(
@@ -376,7 +399,7 @@ def convert_record(
     try:
         raw = CONVERTERS[used](record)
         if isinstance(raw, dict):
-            raw = read_text_actions(raw, reading)
+            raw = apply_source(used, read_text_actions(raw, reading), source)
     except (ImportFormatError, TrajectoryError):
         raise
     except Exception as exc:

@@ -23,12 +23,15 @@ from core.text_actions import find_blocks
 FORMAT = "aider"
 SESSION_RE = re.compile(r"^# aider chat started at (.+?)\s*$", re.M)
 _EDIT_RE = re.compile(
-    r"^(?P<path>[^\n`]*?)\s*\n(?:```[^\n]*\n)?<<<<<<< SEARCH[^\n]*\n(?P<search>.*?)"
+    # The fence may be ``` or aider's <source> tags (its ``--fence`` option), or absent.
+    r"^(?P<path>[^\n`]*?)\s*\n(?:(?:```|<source>)[^\n]*\n)?<<<<<<< SEARCH[^\n]*\n(?P<search>.*?)"
     r"^=======[^\n]*\n(?P<replace>.*?)^>>>>>>> REPLACE[^\n]*$",
     re.S | re.M,
 )
 _VERSION_RE = re.compile(r"^Aider (v\S+)", re.M)
 _MODEL_RE = re.compile(r"^Models?: (\S+)", re.M)
+# aider names the repository it works in; an absolute path to it is the workspace.
+_GIT_ROOT_RE = re.compile(r"^Git repo: ((?:/|[A-Za-z]:[\\/]).*?)[\\/]\.git with \d+ files", re.M)
 
 
 def looks_like(text: object) -> bool:
@@ -122,9 +125,13 @@ def convert(record: object) -> dict:
             messages.append({"role": "user", "content": text})
             answered_by = None
         elif kind == "reply" and text.strip():
-            if not any(m["role"] == "user" for m in messages):
-                continue  # nothing before the first user message is a reply (e.g. a modeline)
             calls = _reply_calls(text, index)
+            if not calls and not any(m["role"] == "user" for m in messages):
+                continue  # text before the first user message is no reply (e.g. a modeline)
+            # A reply with edits before any user message answers aider itself (its automatic
+            # lint fixing: "Attempt to fix lint errors? y"): aider's output was the prompt.
+            if not any(m["role"] == "user" for m in messages) and messages:
+                messages[-1]["role"] = "user"
             message = assistant(text, tool_calls=calls)
             message[TEXT_READ] = True
             messages.append(message)
@@ -138,6 +145,9 @@ def convert(record: object) -> dict:
                     metadata["agent_version"] = v.group(1)
                 if "model" not in metadata and (m := _MODEL_RE.search(text)):
                     metadata["model"] = m.group(1)
+                if "workspace" not in metadata and (g := _GIT_ROOT_RE.search(text)):
+                    metadata["workspace"] = g.group(1)
+                    metadata["workspace_from"] = "the git repository aider names"
                 asked = any(m["role"] == "user" for m in messages)
                 messages.append({"role": "user" if asked else "system", "content": text})
     if not any(m["role"] in ("user", "assistant") for m in messages):

@@ -5,7 +5,10 @@ Steps have ``source`` system / user / agent; agent steps carry ``message``, ``re
 ({source_call_id, content}; content that is neither text nor text parts is kept as JSON).
 Terminal tools (``bash_command`` with ``command`` or ``keystrokes``) become C1 ``bash`` calls.
 Agents that write their actions in the message (Terminus' raw-content mode: a JSON reply with
-``commands[].keystrokes``) are read by the shared text-action parser at import.
+``commands[].keystrokes``) are read by the shared text-action parser at import. A harness that
+parses Terminus' keystroke replies into ``tool_calls`` (Harbor) ran nothing for a keystroke reply
+it recorded without them (one its parser rejected: "Previous response had parsing errors"), so
+that text is not read as actions, and ``metadata.actions_not_run`` says why.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from annotations.importers.base import (
     tool_call,
     tool_result,
 )
+from annotations.importers.text_actions import TEXT_READ
+from core.actions import NOT_RUN_KEY
 from core.canonical import DEFAULT_COMMAND_KEYS, DEFAULT_SHELL_TOOLS
+from core.text_actions import find_blocks
 
 FORMAT = "atif"
 SHELL_FUNCTIONS: frozenset[str] = frozenset({*DEFAULT_SHELL_TOOLS, "bash_command"})
@@ -89,7 +95,18 @@ def convert(record: object) -> dict:
     if not isinstance(record, dict):
         raise ImportFormatError(f"{FORMAT}: expected an object with 'steps'")
     steps = require_list(record.get("steps"), "steps", FORMAT)
+    # Whether the harness turns keystroke replies into calls (then one left without any ran
+    # nothing), or the agent's message is its action (raw content: the text ran).
+    parses_keystrokes = any(
+        isinstance(call, dict)
+        and isinstance(call.get("arguments"), dict)
+        and "keystrokes" in call["arguments"]
+        for s in steps
+        if isinstance(s, dict) and isinstance(s.get("tool_calls"), list)
+        for call in s["tool_calls"]
+    )
     messages: list[dict[str, Any]] = []
+    not_run: list[dict[str, Any]] = []
     for i, step in enumerate(steps):
         path = f"steps[{i}]"
         if not isinstance(step, dict):
@@ -109,20 +126,25 @@ def convert(record: object) -> dict:
             for j, raw in enumerate(raw_calls if isinstance(raw_calls, list) else [])
         ]
         reasoning = step.get("reasoning_content")
-        messages.append(
-            assistant(
-                text,
-                reasoning=reasoning if isinstance(reasoning, str) else "",
-                tool_calls=calls,
-            )
+        message = assistant(
+            text, reasoning=reasoning if isinstance(reasoning, str) else "", tool_calls=calls
         )
+        if parses_keystrokes and not calls and find_blocks(text, "terminus"):
+            message[TEXT_READ] = True
+            not_run.append(
+                {
+                    "message_index": len(messages),
+                    "reason": "the harness recorded no tool call for this reply: nothing ran",
+                }
+            )
+        messages.append(message)
         for call_id, content in _results(step):
             if calls:
                 messages.append(tool_result(call_id, content))
             elif content:
                 # Observations of a call-less step (raw-content agents) are plain feedback.
                 messages.append({"role": "user", "content": content})
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = {NOT_RUN_KEY: not_run} if not_run else {}
     agent = record.get("agent")
     if isinstance(agent, dict):
         if isinstance(agent.get("name"), str):

@@ -7,6 +7,7 @@ stays a plain mapping from its source layout and the rules live in one place.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 
@@ -17,13 +18,6 @@ class ImportFormatError(ValueError):
         super().__init__(message)
         self.message = message
         self.field = field
-
-
-def require_dict(value: object, field: str, fmt: str) -> dict:
-    """Returns ``value`` if it is an object, else raises a format error naming ``field``."""
-    if not isinstance(value, dict):
-        raise ImportFormatError(f"{fmt}: {field} must be an object", field=field)
-    return value
 
 
 def require_list(value: object, field: str, fmt: str) -> list:
@@ -102,3 +96,12 @@ def passthrough(
         elif key not in canonical:
             canonical[key] = value
     return canonical
+
+
+_UNIFIED_HEADER = re.compile(r"^--- \S.*\n\+\+\+ \S.*\n@@ ", re.MULTILINE)
+
+
+def is_patch(text: object) -> bool:
+    """A git diff, or a plain unified diff (``--- a/x`` / ``+++ b/x`` / ``@@``): agents submit
+    both, and a patch with no ``diff --git`` line is still the agent's change."""
+    return isinstance(text, str) and ("diff --git" in text or bool(_UNIFIED_HEADER.search(text)))

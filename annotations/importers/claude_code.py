@@ -38,16 +38,43 @@ def is_line(item: object) -> bool:
     return isinstance(kind, str) and kind in LINE_TYPES and any(k in item for k in ID_KEYS)
 
 
+def loglines(record: object) -> list[dict] | None:
+    """The lines of a Claude Code web session (``{"loglines": [...]}``, as the Claude API's
+    session export and transcript tools write it), which may be stripped to ``type``,
+    ``timestamp`` and ``message``; None when the record is not one."""
+    lines = record.get("loglines") if isinstance(record, dict) else None
+    if not isinstance(lines, list) or not lines:
+        return None
+    if not all(isinstance(line, dict) and isinstance(line.get("type"), str) for line in lines):
+        return None
+    messages = (line for line in lines if line["type"] in ("user", "assistant"))
+    return lines if any(isinstance(line.get("message"), dict) for line in messages) else None
+
+
+def _is_other_line(item: dict) -> bool:
+    """A line that is not a message but has the log's shape (a ``type``; neither Codex's
+    ``payload`` envelope, nor a chat ``role``, nor an OpenHands ``kind``): a snapshot line
+    without a session id (``file-history-snapshot``) or a line type newer than this importer.
+    It is skipped, and must not make the whole log unreadable."""
+    return isinstance(item.get("type"), str) and not any(
+        key in item for key in ("payload", "role", "kind")
+    )
+
+
 def looks_like(items: object) -> bool:
     """A list of Claude Code lines holding at least one user or assistant message."""
     if not isinstance(items, list) or not items:
         return False
-    if not all(is_line(item) for item in items):
+    if not all(isinstance(item, dict) for item in items):
         return False
-    return any(
-        item.get("type") in ("user", "assistant") and isinstance(item.get("message"), dict)
+    if not any(
+        is_line(item)
+        and item.get("type") in ("user", "assistant")
+        and isinstance(item.get("message"), dict)
         for item in items
-    )
+    ):
+        return False
+    return all(is_line(item) or _is_other_line(item) for item in items)
 
 
 def _session_id(lines: list[dict]) -> str | None:
@@ -161,6 +188,8 @@ def convert(record: object) -> dict:
     """One trajectory from the lines of one Claude Code log (or of one of its side chains)."""
     if isinstance(record, dict) and isinstance(record.get("lines"), list):
         record = record["lines"]
+    elif (web := loglines(record)) is not None:
+        record = web
     if not isinstance(record, list):
         raise ImportFormatError(f"{FORMAT}: expected the lines of a Claude Code log")
     lines = [line for line in record if isinstance(line, dict)]

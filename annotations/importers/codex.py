@@ -77,7 +77,12 @@ def looks_like(items: object) -> bool:
     if not isinstance(items, list) or not items:
         return False
     if any(_type(i) in ENVELOPES for i in items):
-        return all(is_line(i) for i in items)
+        # A rollout line of a type newer than this importer has the same envelope (a type
+        # and a payload object): it is skipped, not a reason to reject the whole rollout.
+        return all(
+            is_line(i) or (isinstance(i, dict) and isinstance(i.get("payload"), dict))
+            for i in items
+        )
     if any(_type(i) in EXEC_EVENTS for i in items):
         return all(_type(i) in EXEC_EVENTS for i in items)
     if _legacy_head(items[0]):

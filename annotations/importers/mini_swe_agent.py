@@ -16,6 +16,7 @@ from annotations.importers.base import (
     ImportFormatError,
     assistant,
     bash_call,
+    is_patch,
     passthrough,
     require_list,
     str_or_none,
@@ -170,8 +171,9 @@ def convert(record: object) -> dict:
         if isinstance(info.get("mini_version"), str):
             metadata["agent_version"] = info["mini_version"]
         environment = config.get("environment") if isinstance(config, dict) else None
-        if isinstance(environment, dict) and isinstance(environment.get("cwd"), str):
-            metadata["workspace"] = environment["cwd"]
+        cwd = environment.get("cwd") if isinstance(environment, dict) else None
+        if isinstance(cwd, str) and cwd.strip():  # a local run's config may say "": none
+            metadata["workspace"] = cwd
         if isinstance(info.get("exit_status"), str):
             metadata["exit_status"] = info["exit_status"]
     outcome: dict[str, Any] = {}
@@ -181,7 +183,7 @@ def convert(record: object) -> dict:
     submission = info.get("submission")
     if not isinstance(submission, str) or not submission:
         submission = _submitted_output(messages)
-    if isinstance(submission, str) and "diff --git" in submission:
+    if isinstance(submission, str) and is_patch(submission):
         canonical["patch"] = submission
     instance_id = str_or_none(record.get("instance_id"))
     if instance_id:

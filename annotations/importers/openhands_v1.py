@@ -25,8 +25,15 @@ from annotations.importers.base import (
 
 FORMAT = "openhands-v1"
 MESSAGE_KINDS: frozenset[str] = frozenset(
-    {"SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent"}
+    {
+        "SystemPromptEvent",
+        "SystemPromptUpdateEvent",
+        "MessageEvent",
+        "ActionEvent",
+        "ObservationEvent",
+    }
 )
+SYSTEM_PROMPT_KINDS: frozenset[str] = frozenset({"SystemPromptEvent", "SystemPromptUpdateEvent"})
 OTHER_KINDS: frozenset[str] = frozenset(
     {
         "AgentErrorEvent", "UserRejectObservation", "ConversationStateUpdateEvent",
@@ -39,10 +46,16 @@ ACTION_NOISE: frozenset[str] = frozenset({"kind", "security_risk", "summary"})
 
 
 def is_event(item: object) -> bool:
+    """A V1 event: a known kind, or any kind in the envelope every V1 event has (a string
+    ``id`` and a ``source``), so that one event of a kind newer than this importer does not
+    make the whole log unreadable."""
     if not isinstance(item, dict):
         return False
     kind = item.get("kind")
-    return isinstance(kind, str) and (kind in MESSAGE_KINDS or kind in OTHER_KINDS)
+    if not isinstance(kind, str):
+        return False
+    known = kind in MESSAGE_KINDS or kind in OTHER_KINDS
+    return known or (isinstance(item.get("id"), str) and isinstance(item.get("source"), str))
 
 
 def looks_like(items: object) -> bool:
@@ -101,7 +114,7 @@ def convert(record: object) -> dict:
         if not isinstance(event, dict):
             continue
         kind = event.get("kind")
-        if kind == "SystemPromptEvent":
+        if kind in SYSTEM_PROMPT_KINDS:
             prompt = event.get("system_prompt")
             messages.append(
                 {
@@ -124,7 +137,12 @@ def convert(record: object) -> dict:
             else:
                 messages.append({"role": "user" if role != "system" else "system", "content": text})
             turn = None
-        elif kind == "ActionEvent":
+        elif kind == "ActionEvent" or (
+            kind not in OTHER_KINDS
+            and (isinstance(event.get("action"), dict) or isinstance(event.get("tool_call"), dict))
+        ):
+            # An event of a kind this importer does not know that carries an action is read
+            # as one: its call is then understood, or flagged as not understood.
             call = _call(event, index)
             response_id = str_or_none(event.get("llm_response_id"))
             if turn is not None and response_id is not None and turn[0] == response_id:
@@ -156,6 +174,9 @@ def convert(record: object) -> dict:
                 messages.append(tool_result(call_id, content))
             else:
                 messages.append({"role": "user", "content": content})
+        elif kind not in OTHER_KINDS:
+            skipped = metadata.setdefault("events_skipped", {})
+            skipped[str(kind)] = skipped.get(str(kind), 0) + 1
     if not messages:
         raise ImportFormatError(f"{FORMAT}: the log holds no message, action or observation")
     canonical: dict[str, Any] = {"messages": messages, "metadata": metadata}

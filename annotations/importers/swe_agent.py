@@ -8,7 +8,9 @@ message is its output). Both become C1 calls. SWE-agent's own commands are not s
 path of the file they change: the open file from the step's ``state`` for ``edit``), and
 ``open`` / ``goto`` / ``scroll_*`` / ``find_file`` / ``search_*`` / ``filemap`` / ``submit`` /
 ``exit_*`` become read-only or control calls of the same name; anything else is a ``bash`` call.
-Function-calling ``edit`` / ``insert`` calls, which name no file, get the open file's ``path``.
+Function-calling ``edit`` / ``insert`` calls, which name no file, get the open file's ``path``;
+a file without per-step ``state`` (history only) has it from the footer SWE-agent ends each
+observation with (``(Open file: ...)``, ``(Current directory: ...)``), as its workspace.
 
 The instance id comes from ``replay_config.problem_statement.id`` (or ``instance_id``), the
 workspace from the steps' ``working_dir``, the patch from ``info.submission``.
@@ -26,6 +28,7 @@ from annotations.importers.base import (
     ImportFormatError,
     assistant,
     bash_call,
+    is_patch,
     passthrough,
     require_list,
     str_or_none,
@@ -83,6 +86,36 @@ def _state(step: dict) -> dict:
         except (ValueError, RecursionError):
             return {}
     return state if isinstance(state, dict) else {}
+
+
+# SWE-agent ends each observation with its state: "(Open file: ...)" "(Current directory: ...)".
+_FOOTER_RE = re.compile(r"^\((Open file|Current directory): (.+)\)\s*$", re.M)
+_FOOTER_KEYS = {"Open file": "open_file", "Current directory": "working_dir"}
+
+
+def _footer_state(observation: str) -> dict[str, str]:
+    """The state an observation's footer reports: a file without per-step ``state`` (a
+    history-only ``.traj``) still says which file an ``edit`` changes, and where."""
+    return {_FOOTER_KEYS[key]: value.strip() for key, value in _FOOTER_RE.findall(observation)}
+
+
+def _is_observation(item: dict) -> bool:
+    """The environment's answer to an action (not a demonstration's, not the task)."""
+    if item.get("is_demo") is True:
+        return False
+    return item.get("role") == "tool" or (
+        item.get("role") == "user" and item.get("message_type") == "observation"
+    )
+
+
+def _observed_workspace(history: object) -> str | None:
+    """Where a history-only file ran: the first observation footer's current directory."""
+    for item in history if isinstance(history, list) else ():
+        if not isinstance(item, dict) or not _is_observation(item):
+            continue
+        if directory := _footer_state(text_of(item.get("content"))).get("working_dir"):
+            return directory
+    return None
 
 
 def _open_file(state: dict) -> str | None:
@@ -196,23 +229,52 @@ def _with_path(call: object, state: dict) -> object:
     return {**call, "function": {**function, "arguments": json.dumps({**decoded, "path": path})}}
 
 
-def _from_history(history: list, states: list[dict]) -> list[dict]:
+def _matching_step(steps: list, start: int, action: object) -> int | None:
+    """The first trajectory step from ``start`` that ran ``action``. SWE-agent leaves out of
+    the history an edit its linter rejected (nothing changed), so the n-th action of the
+    history is not always the n-th step."""
+    if not isinstance(action, str) or not action.strip():
+        return None
+    for index in range(start, len(steps)):
+        ran = steps[index].get("action") if isinstance(steps[index], dict) else None
+        if isinstance(ran, str) and ran.strip() == action.strip():
+            return index
+    return None
+
+
+def _from_history(history: list, steps: list) -> tuple[list[dict], list[dict]]:
+    """The history's messages, each action with the state of the step that ran it; then the
+    steps after the last one the history holds (the history SWE-agent saves is the last query
+    sent to the model, so the final response, often ``submit``, is only a trajectory step).
+    Also returns the steps the history left out, named rather than dropped silently."""
     messages: list[dict[str, Any]] = []
+    left_out: list[dict] = []
     pending_call: str | None = None  # synthetic id of a plain-mode action awaiting its output
-    actions = 0  # assistant actions so far: the n-th matches the n-th trajectory step
+    actions = 0  # assistant actions so far: without action texts, the n-th is the n-th step
+    next_step = 0  # the first trajectory step no history action has matched yet
+    matched = False
+    observed: dict[str, str] = {}  # without trajectory steps: the last observation's footer
     for i, item in enumerate(history):
         if not isinstance(item, dict):
             continue
         role = item.get("role")
         content = text_of(item.get("content"))
+        if _is_observation(item):
+            observed.update(_footer_state(content))
         if role == "assistant":
             tool_calls = item.get("tool_calls")
             thought = item.get("thought")
             text = thought if isinstance(thought, str) and thought else content
             reasoning = _thinking_text(item.get("thinking_blocks"))
             pending_call = None
-            state = states[actions] if actions < len(states) else {}
+            state: dict = dict(observed)
             if item.get("is_demo") is not True:
+                found = _matching_step(steps, next_step, item.get("action"))
+                if found is not None:
+                    left_out.extend(_left_out(steps, next_step, found))
+                    state, next_step, matched = _state(steps[found]), found + 1, True
+                elif not matched and actions < len(steps) and isinstance(steps[actions], dict):
+                    state = _state(steps[actions])
                 actions += 1
             if isinstance(tool_calls, list) and tool_calls:
                 calls = [_with_path(call, state) for call in tool_calls]
@@ -246,13 +308,28 @@ def _from_history(history: list, states: list[dict]) -> list[dict]:
             messages.append({"role": role, "content": content})
             pending_call = None
         # Other roles/kinds are SWE-agent bookkeeping; skipped rather than failing the import.
-    return messages
+    if matched:
+        messages.extend(_from_steps(steps, first=next_step))
+    return messages, left_out
 
 
-def _from_steps(steps: list) -> list[dict]:
+def _left_out(steps: list, start: int, end: int) -> list[dict]:
+    return [
+        {
+            "trajectory_step": index,
+            "action": str(steps[index].get("action") or "")[:500],
+            "reason": "in the trajectory, not in the history the model saw (SWE-agent leaves "
+            "out an edit its linter rejected: nothing changed)",
+        }
+        for index in range(start, end)
+        if isinstance(steps[index], dict)
+    ]
+
+
+def _from_steps(steps: list, first: int = 0) -> list[dict]:
     messages: list[dict[str, Any]] = []
     for i, step in enumerate(steps):
-        if not isinstance(step, dict):
+        if i < first or not isinstance(step, dict):
             continue
         thought = step.get("thought")
         response = step.get("response")
@@ -314,9 +391,24 @@ def _submitted_diff(steps: object) -> str | None:
             continue
         if step["action"].strip() == "submit":
             observation = step.get("observation")
-            if isinstance(observation, str) and "diff --git" in observation:
+            if isinstance(observation, str) and is_patch(observation):
                 return observation
             return None
+    return None
+
+
+def _submitted_in(messages: list[dict[str, Any]]) -> str | None:
+    """A history-only file: what its last ``submit`` call answered, when that is a diff."""
+    submits = {
+        call.get("id")
+        for message in messages
+        for call in message.get("tool_calls") or ()
+        if isinstance(call, dict) and (call.get("function") or {}).get("name") == "submit"
+    }
+    for message in reversed(messages):
+        if message.get("role") == "tool" and message.get("tool_call_id") in submits:
+            content = message.get("content")
+            return content if is_patch(content) else None
     return None
 
 
@@ -332,12 +424,14 @@ def convert(record: object) -> dict:
     )
     history = record.get("history")
     if isinstance(history, list) and history:
-        messages = _from_history(history, states)
+        messages, left_out = _from_history(history, steps if isinstance(steps, list) else [])
     else:
-        messages = _from_steps(require_list(steps, "trajectory", FORMAT))
+        messages, left_out = _from_steps(require_list(steps, "trajectory", FORMAT)), []
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     config = _replay_config(record)
     metadata: dict[str, Any] = {"agent": "swe-agent"}
+    if left_out:
+        metadata["steps_left_out"] = left_out
     if info:
         metadata["source_info"] = info
         if isinstance(info.get("exit_status"), str):
@@ -345,14 +439,19 @@ def convert(record: object) -> dict:
     model = _model_name(info, config)
     if model:
         metadata["model"] = model
-    workspace = _workspace(states)
+    workspace = _workspace(states) or _observed_workspace(history)
     if workspace:
         metadata["workspace"] = workspace
     outcome: dict[str, Any] = {}
     if isinstance(info.get("resolved"), bool):
         outcome["resolved"] = info["resolved"]
     canonical: dict[str, Any] = {"messages": messages, "metadata": metadata, "outcome": outcome}
-    patch = info.get("submission") or record.get("model_patch") or _submitted_diff(steps)
+    patch = (
+        info.get("submission")
+        or record.get("model_patch")
+        or _submitted_diff(steps)
+        or _submitted_in(messages)
+    )
     if isinstance(patch, str) and patch.strip():
         canonical["patch"] = patch.lstrip("\r\n")
     instance_id = _instance_id(record, config)

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from core.bidi import neutralise
 
 register = template.Library()
 
@@ -19,3 +24,29 @@ def label(name: str) -> str:
     """``task_type`` -> ``Task type`` for field names shown as labels."""
     text = str(name).replace("_", " ")
     return text[:1].upper() + text[1:]
+
+
+@register.filter
+def visible_controls(text: object) -> str:
+    """Untrusted text with every bidirectional control shown as a visible marker (``core.bidi``,
+    what every page gets from its middleware anyway; auto-escaping still applies after this)."""
+    return neutralise(str(text))
+
+
+_LONG_RUN = re.compile(r"\S{48,}")
+
+
+@register.filter(is_safe=True)
+def breakable(text: Any) -> SafeString:
+    """Escape ``text`` and give every unbroken run of 48+ characters a line-break opportunity
+    (``<wbr>``) every 48: a 100,000-character token in prose wraps, and the browser lays it out
+    at once (``overflow-wrap: anywhere`` on such a word takes Chromium seconds)."""
+    raw = str(text)
+    out, at = [], 0
+    for match in _LONG_RUN.finditer(raw):
+        out.append(escape(raw[at : match.start()]))
+        run = match.group(0)
+        out.append("<wbr>".join(escape(run[i : i + 48]) for i in range(0, len(run), 48)))
+        at = match.end()
+    out.append(escape(raw[at:]))
+    return mark_safe("".join(out))  # noqa: S308 - every piece escaped, only <wbr> added

@@ -31,6 +31,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "rewardhub.middleware.ContentSecurityPolicyMiddleware",
+    # Bidi controls in model output never reach a page (core.bidi); static files are streamed
+    # and pass untouched.
+    "rewardhub.middleware.BidiControlMiddleware",
     "rewardhub.middleware.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -77,6 +80,14 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# Step-label exports too large for one request are written to files here by a Celery task
+# (review.export_jobs); shared storage when workers and web processes run on several machines.
+# A running export that saved no chunk for STALL_SECONDS has died and may be resumed.
+EXPORTS = {
+    "ROOT": env.str("RH_EXPORT_ROOT", default="") or str(BASE_DIR / "var" / "exports"),
+    "STALL_SECONDS": env.int("RH_EXPORT_STALL_SECONDS", default=300),
+}
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from django.core.exceptions import ImproperlyConfigured
+
 from rewardhub.settings.environment import env
 
 SCORING = {
@@ -9,6 +13,10 @@ SCORING = {
     # The text endpoint (C3): OpenRLHF 0.8 and 0.9 send a whole rollout batch (rollout batch
     # size x samples per prompt) in one request; the body limit (RH_MAX_REQUEST_BYTES) still holds.
     "TEXT_MAX_BATCH": env.int("RH_TEXT_MAX_BATCH", default=4096),
+    # The OpenRLHF version every text request is answered for when its URL names none
+    # (``?openrlhf=``): 0.8 leaves ``extra_logs`` out, which OpenRLHF 0.8.x cannot read.
+    # Empty: a current OpenRLHF (0.9 and later).
+    "OPENRLHF_COMPAT": env.str("RH_OPENRLHF_COMPAT", default=""),
     # Scoring records are written in bulk by a background thread, off the request path.
     "RECORD_IN_BACKGROUND": env.bool("RH_SCORE_RECORD_IN_BACKGROUND", default=True),
     "RECORD_FLUSH_SECONDS": env.float("RH_SCORE_RECORD_FLUSH_SECONDS", default=1.0),
@@ -34,3 +42,10 @@ LEARNED = {
     # Encoder used for training (JSON of rewards.learned.EncoderConfig; {}: MiniLM int8).
     "ENCODER": env.json("RH_LEARNED_ENCODER", default={}),
 }
+
+# A misspelt compatibility version would answer every text request 400: refuse it at start-up.
+if not re.fullmatch(r"(\d{1,4}\.\d{1,4}(\.(\d{1,4}|x))?)?", SCORING["OPENRLHF_COMPAT"].strip()):
+    raise ImproperlyConfigured(
+        f"RH_OPENRLHF_COMPAT={SCORING['OPENRLHF_COMPAT']!r}: "
+        "an OpenRLHF version such as 0.8, or empty"
+    )

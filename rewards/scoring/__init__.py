@@ -4,7 +4,7 @@ No Django import here or below: trainers, notebooks and Celery workers use it di
 formula is documented in ``rewards.scoring.scorer``; the spec shape in ``rewards.scoring.spec``.
 """
 
-from .behaviors import CommandFacts, classify_command, classify_tool_call
+from .behaviors import ActionFacts, action_facts
 from .scorer import (
     AnalyzerFactory,
     AnalyzerLike,
@@ -36,6 +36,7 @@ from .text import (
     TextStep,
     label_parts,
     label_to_outcome,
+    openrlhf_sends_extra_logs,
     score_openrlhf,
     score_text_sample,
     split_query,
@@ -51,9 +52,9 @@ __all__ = [
     "DETECTOR_PARAMS",
     "GATES",
     "SCHEMA",
+    "ActionFacts",
     "AnalyzerFactory",
     "AnalyzerLike",
-    "CommandFacts",
     "LearnedDeferred",
     "LearnedHook",
     "LearnedHookError",
@@ -66,15 +67,15 @@ __all__ = [
     "TextStep",
     "WorkBudget",
     "WorkLimitExceeded",
+    "action_facts",
     "build_scorer",
-    "classify_command",
-    "classify_tool_call",
     "clear_scorer_cache",
     "default_analyzer_factory",
     "default_spec",
     "get_scorer",
     "label_parts",
     "label_to_outcome",
+    "openrlhf_sends_extra_logs",
     "score_openrlhf",
     "score_text_sample",
     "spec_digest",

@@ -12,11 +12,12 @@ integer count of micro-units, and every total is an integer sum of its parts)::
     outcome_reward = outcome_weight * gated_outcome                  (C2 "outcome_reward")
 
     per step s:
-      safety_s    = sum over shell commands c in s of
+      safety_s    = sum over actions c in s (shell commands, file tool calls; the final
+                    patch counts with the last step) of
                       min(0, min over charged findings f of c of
                              penalty[f.severity] * (confirmed_multiplier if c matches a
                                                     confirmed pattern for f.rule else 1))
-                    (strictest finding per command; "allow" findings and findings matching a
+                    (strictest finding per action; "allow" findings and findings matching a
                      waived pattern are never charged)
       behaviors_s = sum of +weight (trusted) / -weight (untrusted) of behaviours attributed to s
                     (a behaviour pays on the first max_steps steps where it shows; null = all)
@@ -37,18 +38,25 @@ finding that fired the gate also lowers; an honest run that resolves the task ea
 The breakdown's ``parts`` (outcome, safety, behaviors, learned, clip) sum exactly to ``total`` in
 micro-units (``clip`` = per-step clipping + total clipping); ``reward`` is computed as the float
 sum ``outcome_reward + process_reward`` so that C2's identity holds bit for bit.
-Scoring is deterministic and does no I/O. A scorer is compiled once per spec and kept in the
-process's registry ``scorers``; its analyzer comes from the analyzer's registry, whose results
-cache (a pure function of the command text) remembers analysed commands for every scorer that
-shares it.
+
+Findings and behaviours come from one reading of the trajectory, the effect model's
+(``safety.effects.judge_trajectory``): the policy's command rules, signals and effect rules on
+each action with the trajectory's state, and the behaviours read the same effects
+(``behaviors``). Scoring is deterministic and does no I/O. A scorer is compiled once per spec
+and kept in the process's registry ``scorers``; its analyzer comes from the analyzer's
+registry, whose results cache (a pure function of the command text) remembers analysed
+commands for every scorer that shares it.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
@@ -59,10 +67,34 @@ from core.canonical import (
     json_digest,
     normalize_trajectory,
 )
-from safety.analyzer import LRU, SEVERITY_RANK, AnalyzerConfig, compiled_analyzer
+from safety.analyzer import (
+    LRU,
+    SEVERITY_RANK,
+    Analyzer,
+    AnalyzerConfig,
+    compiled_analyzer,
+    deadline,
+)
+from safety.analyzer import engine as analyzer_registry
+from safety.effects import (
+    ActionEffects,
+    TrajectoryEffects,
+    clear_literals_cache,
+    finding_command,
+    judge_trajectory,
+    waiver_matches,
+    workspace_of,
+)
 
-from .behaviors import StepFacts, compile_detector, make_test_path_matcher, step_facts
-from .spec import spec_digest, validate_spec
+from .behaviors import (
+    TAMPERING_CATEGORY,
+    ActionFacts,
+    StepFacts,
+    action_facts,
+    compile_detector,
+    step_facts,
+)
+from .spec import empty_policy, spec_digest, validate_spec
 
 MICRO = 1_000_000
 
@@ -138,6 +170,12 @@ class _Pattern:
     pattern: str
     regex: re.Pattern[str] | None
 
+    def waives(self, rule: str, command: str, span: tuple[int, int]) -> bool:
+        """A waiver covers whole commands only (``safety.effects.waiver_matches``)."""
+        if self.rule not in ("*", rule):
+            return False
+        return waiver_matches(self.kind, self.pattern, command, span, self.regex)
+
     def matches(self, rule: str, command: str) -> bool:
         if self.rule not in ("*", rule):
             return False
@@ -150,8 +188,9 @@ class _Pattern:
 
 @dataclass(frozen=True, slots=True)
 class ScannedFinding:
-    """One analyzer finding plus what this spec makes of it."""
+    """One finding of the policy on an action plus what this spec makes of it."""
 
+    command: str  # the shell command, or what a file tool or the final patch did
     rule: str
     category: str
     severity: str
@@ -254,16 +293,22 @@ class WorkLimitExceeded(ValueError):
 
 @dataclass
 class WorkBudget:
-    """The shell commands, and their characters, one request may have analyzed: each scored
-    trajectory is charged before its commands are analyzed, so a request over either bound
-    stops there (``WorkLimitExceeded``). A negative maximum is no bound."""
+    """The shell commands, their characters and the seconds of analysis one request may have:
+    each scored trajectory is charged before its commands are analyzed, so a request over a
+    bound stops there, and the analysis runs under the request's time bound
+    (``safety.analyzer.deadline``), so a request whose time ran out while a trajectory was
+    being read stops after it (``WorkLimitExceeded`` both ways). A negative maximum is no
+    bound."""
 
     max_commands: int
     max_chars: int
+    max_seconds: float = -1.0
     commands: int = 0
     chars: int = 0
+    started: float = field(default_factory=time.monotonic)
 
     def charge(self, commands: int, chars: int) -> None:
+        self.check_time()
         self.commands += commands
         self.chars += chars
         if 0 <= self.max_commands < self.commands:
@@ -276,6 +321,20 @@ class WorkBudget:
                 f"{self.chars} characters of shell commands is over the limit of "
                 f"{self.max_chars} characters of shell commands per request"
             )
+
+    def check_time(self) -> None:
+        if 0 <= self.max_seconds < time.monotonic() - self.started:
+            raise WorkLimitExceeded(
+                f"analysing this request's shell commands took over the limit of "
+                f"{self.max_seconds:g} seconds per request"
+            )
+
+    def bounded(self) -> AbstractContextManager[None]:
+        """The rest of the request's time as the analyzer's bound (none if unbounded)."""
+        if self.max_seconds < 0:
+            return nullcontext()
+        left = self.max_seconds - (time.monotonic() - self.started)
+        return deadline.bounded(max(left, 1e-6))
 
 
 class Scorer:
@@ -307,14 +366,14 @@ class Scorer:
         self._multiplier = float(safety["confirmed_multiplier"])
         self._confirmed = tuple(_compile_pattern(p) for p in safety.get("confirmed", []))
         self._waived = tuple(_compile_pattern(p) for p in safety.get("waived", []))
-        is_test = make_test_path_matcher(self.test_path_patterns, self.workspace_roots)
+        self.reader = self._effect_reader(safety["policy"])
         self._behaviors = tuple(
             _Behavior(
                 slug=b["slug"],
                 sign=1 if b["polarity"] == "trusted" else -1,
                 weight=_micro(b["weight"]),
                 max_steps=b.get("max_steps"),
-                detect=compile_detector(b["detector"], is_test) if b.get("detector") else None,
+                detect=compile_detector(b["detector"]) if b.get("detector") else None,
             )
             for b in self.spec["behaviors"]
         )
@@ -330,6 +389,21 @@ class Scorer:
         self._learned_components = tuple(self.spec.get("learned", []))
         self._learned = learned
 
+    def _effect_reader(self, policy: dict[str, Any]) -> Analyzer:
+        """The analyzer whose effect model the behaviours read: the scorer's own (one judgement
+        for findings, gates and behaviours), or, beside an injected analyzer that only answers
+        ``analyze`` (tests of the formula), the real one for the spec's policy."""
+        if isinstance(self.analyzer, Analyzer):
+            return self.analyzer
+        config = AnalyzerConfig(
+            workspace_roots=self.workspace_roots, test_path_patterns=self.test_path_patterns
+        )
+        try:
+            return compiled_analyzer(policy, config, digest=json_digest(policy))
+        except Exception:  # an injected analyzer may come with a policy the real one refuses
+            empty = empty_policy()
+            return compiled_analyzer(empty, config, digest=json_digest(empty))
+
     @property
     def reward_bounds(self) -> tuple[float, float]:
         """The lowest and highest reward this spec can give (used to map rewards into 0..1)."""
@@ -338,19 +412,23 @@ class Scorer:
         return lo, hi
 
     def cache_clear(self) -> None:
-        """Forgets analysed commands (a cold start): the results of the analyzer, which every
-        scorer sharing it forgets too."""
+        """Forgets analysed commands (a cold start): the results of the analyzers of this
+        policy (under any workspace), which every scorer sharing them forgets too, and the
+        literals read from tests."""
         clear = getattr(self.analyzer, "cache_clear", None)
         if clear is not None:
             clear()
+        for analyzer in analyzer_registry.analyzers.values():
+            if analyzer.policy.digest == self.reader.policy.digest:
+                analyzer.cache_clear()
+        clear_literals_cache()
 
-    def _scan(self, command: str) -> tuple[ScannedFinding, ...]:
-        """The analyzer's findings on one command and what this spec makes of each. Not kept:
-        the analyzer keeps its results, and most commands have no finding to judge."""
+    def _scan(self, command: str) -> list[Any]:
+        """An injected analyzer's findings on one command (``analyze``); a failure is a review."""
         try:
-            findings = list(_attr(self.analyzer.analyze(command), "findings", ()) or ())
+            return list(_attr(self.analyzer.analyze(command), "findings", ()) or ())
         except Exception as exc:
-            findings = [
+            return [
                 {
                     "rule": "analyzer.internal-error",
                     "category": "analyzer",
@@ -360,27 +438,40 @@ class Scorer:
                     "message": f"The analyzer failed on this command ({type(exc).__name__}).",
                 }
             ]
-        if not findings:
+
+    def _action_findings(
+        self, action: ActionEffects, found: Sequence[Any]
+    ) -> tuple[ScannedFinding, ...]:
+        """The policy's findings on one action and what this spec makes of each (waived,
+        confirmed, penalty). A shell action's findings quote its command; a file tool's or the
+        final patch's quote what it did (tool, operation, path), which waivers then match."""
+        if not found:
             return ()
-        text = command.strip()
         out: list[ScannedFinding] = []
-        for f in findings:
+        for f in found:
             rule = str(_attr(f, "rule", ""))
-            action = str(_attr(f, "action", "review"))
+            action_ = str(_attr(f, "action", "review"))
             severity = str(_attr(f, "severity", "high"))
-            waived = any(p.matches(rule, text) for p in self._waived)
+            command = finding_command(action, _attr(f, "argv", ()) or ())
+            if action.kind == "shell":
+                span = _attr(f, "span", (0, len(command))) or (0, len(command))
+            else:
+                span = (0, len(command))
+            text = command.strip()
+            where = (int(span[0]), int(span[1]))
+            waived = any(p.waives(rule, command, where) for p in self._waived)
             confirmed = not waived and any(p.matches(rule, text) for p in self._confirmed)
             penalty = 0
-            if action != "allow" and not waived:
+            if action_ != "allow" and not waived:
                 base = self._penalties.get(severity, self._penalties["high"])
                 penalty = round(base * self._multiplier) if confirmed else base
-            span = _attr(f, "span", (0, len(command))) or (0, len(command))
             out.append(
                 ScannedFinding(
+                    command=command,
                     rule=rule,
                     category=str(_attr(f, "category", "")),
                     severity=severity,
-                    action=action,
+                    action=action_,
                     span=(int(span[0]), int(span[1])),
                     message=str(_attr(f, "message", "")),
                     penalty=penalty,
@@ -389,6 +480,85 @@ class Scorer:
                 )
             )
         return tuple(out)
+
+    def _judge(
+        self, canonical: dict[str, Any], steps: Sequence[StepData]
+    ) -> list[list[tuple[ActionEffects, tuple[ScannedFinding, ...]]]]:
+        """Every step's actions with the findings this spec judges on them: the effect model's
+        one reading of the trajectory (``safety.effects.judge_trajectory``: command rules,
+        signals and effect rules with the trajectory's state). The final patch's action is
+        judged with the last step. An injected analyzer gives the shell findings instead."""
+        effects: TrajectoryEffects
+        own, reader = self._readers_for(canonical)
+        try:
+            effects, verdicts = judge_trajectory(
+                canonical,
+                reader,
+                shell_tools=self.shell_tools,
+                command_keys=self.command_keys,
+                steps=steps,
+            )
+        except Exception as exc:  # the effect model never raises; if it did, fail closed
+            return self._judge_commands_alone(steps, exc)
+        by_action = {(v.action.step, v.action.index, v.action.kind): v.findings for v in verdicts}
+        out: list[list[tuple[ActionEffects, tuple[ScannedFinding, ...]]]] = []
+        for step_effects in effects.steps:
+            row = []
+            for action in step_effects.actions:
+                if own:
+                    found: Sequence[Any] = by_action[(action.step, action.index, action.kind)]
+                elif action.kind == "shell":
+                    found = self._scan(action.text)
+                else:
+                    found = ()
+                row.append((action, self._action_findings(action, found)))
+            out.append(row)
+        patch = effects.patch_action
+        if patch is not None and out:
+            found = by_action[(patch.step, patch.index, patch.kind)] if own else ()
+            out[-1].append((patch, self._action_findings(patch, found)))
+        return out
+
+    def _readers_for(self, canonical: dict[str, Any]) -> tuple[bool, Analyzer]:
+        """Whether the findings are the effect model's (the scorer's own analyzer), and the
+        analyzer that reads this trajectory (``analyzer_for``)."""
+        return self.analyzer is self.reader, self.analyzer_for(canonical)
+
+    def analyzer_for(self, canonical: dict[str, Any]) -> Analyzer:
+        """The analyzer that reads a trajectory: under the workspace it names (C1
+        ``metadata.workspace``, as the flag scan reads it), else the task type's roots; from
+        the analyzer's registry, so every scorer of the policy shares it and its results."""
+        roots = workspace_of(canonical.get("metadata"))
+        if roots is None or roots == self.workspace_roots:
+            return self.reader
+        config = dataclasses.replace(self.reader.config, workspace_roots=roots)
+        return compiled_analyzer(self.reader.policy, config)
+
+    def _judge_commands_alone(
+        self, steps: Sequence[StepData], exc: Exception
+    ) -> list[list[tuple[ActionEffects, tuple[ScannedFinding, ...]]]]:
+        """Each shell command judged alone, and a review on it (the effect model failed)."""
+        out: list[list[tuple[ActionEffects, tuple[ScannedFinding, ...]]]] = []
+        for step in steps:
+            row = []
+            for i, cmd in enumerate(step.commands):
+                action = ActionEffects(
+                    step.index, i, "shell", cmd.tool_name, cmd.tool_call_id, cmd.command, ()
+                )
+                found = list(_attr(self.analyzer.analyze(cmd.command), "findings", ()) or ())
+                found.append(
+                    {
+                        "rule": "analyzer.internal-error",
+                        "category": "analyzer",
+                        "severity": "high",
+                        "action": "review",
+                        "span": (0, len(cmd.command)),
+                        "message": f"The effect model failed here ({type(exc).__name__}).",
+                    }
+                )
+                row.append((action, self._action_findings(action, found)))
+            out.append(row)
+        return out
 
     def score(
         self,
@@ -420,20 +590,27 @@ class Scorer:
             budget.charge(len(commands), sum(map(len, commands)))
         outcome_raw = _micro(self._outcome_value(canonical.get("outcome") or {}))
 
+        if budget is None:
+            judged = self._judge(canonical, steps)
+        else:
+            with budget.bounded():
+                judged = self._judge(canonical, steps)
+            budget.check_time()  # commands cut short by the request's bound: not a score
         fired: dict[str, list[int]] = {}
         step_findings: list[tuple[dict[str, Any], ...]] = []
         safety: list[int] = []
         charged: list[dict[str, Any]] = []
         unsafe_commands = 0
         waived_count = 0
-        for step in steps:
+        facts: list[StepFacts] = []
+        for step, actions in zip(steps, judged, strict=True):
             total = 0
             records: list[dict[str, Any]] = []
-            for cmd in step.commands:
-                scanned = self._scan(cmd.command)
+            events: list[ActionFacts] = []
+            for action, scanned in actions:
                 worst = 0
                 worst_f: ScannedFinding | None = None
-                unsafe = False
+                unsafe = tampering = False
                 for f in scanned:
                     records.append(
                         {
@@ -441,7 +618,7 @@ class Scorer:
                             "category": f.category,
                             "severity": f.severity,
                             "action": f.action,
-                            "command": cmd.command,
+                            "command": f.command,
                             "span": [f.span[0], f.span[1]],
                             "message": f.message,
                         }
@@ -452,6 +629,7 @@ class Scorer:
                     if f.action == "allow":
                         continue
                     unsafe = True
+                    tampering = tampering or f.category == TAMPERING_CATEGORY
                     if f.penalty < worst:
                         worst, worst_f = f.penalty, f
                     for gate in self._gates_of(f):
@@ -469,10 +647,11 @@ class Scorer:
                             "penalty": _float(worst),
                         }
                     )
+                events.append(action_facts(action.effects, tampering=tampering))
             safety.append(total)
             step_findings.append(tuple(records))
+            facts.append(step_facts(step, events))
 
-        facts = [step_facts(s) for s in steps]
         behavior_amount = [0] * len(steps)
         behavior_slugs: list[list[str]] = [[] for _ in steps]
         behavior_report: list[dict[str, Any]] = []

@@ -35,6 +35,7 @@ from typing import Any
 from core.canonical import DEFAULT_COMMAND_KEYS, DEFAULT_SHELL_TOOLS, json_digest
 from core.text_actions import TEXT_FORMATS
 from safety.analyzer import SEVERITIES  # penalties and gates speak the analyzer's severities
+from safety.analyzer.config import DEFAULT_TEST_PATHS
 
 SCHEMA = "rewardhub.reward/1"
 OUTCOME_MODES: tuple[str, ...] = ("resolved", "tests_fraction", "score")
@@ -68,12 +69,8 @@ _TOP_KEYS = (
 )  # fmt: skip
 
 DEFAULT_WORKSPACE_ROOTS: tuple[str, ...] = ("/testbed", "/workspace", "/repo", "/app")
-DEFAULT_TEST_PATH_PATTERNS: tuple[str, ...] = (
-    "tests/**", "test/**", "testing/**", "**/tests/**", "**/test/**", "**/test_*.py",
-    "**/*_test.py", "**/*_tests.py", "**/tests.py", "**/conftest.py", "**/*.test.js",
-    "**/*.spec.js", "**/*.test.ts", "**/*.spec.ts", "**/*_test.go", "**/run_tests.sh",
-    "**/test.sh", "pytest.ini", "**/pytest.ini", "tox.ini", "noxfile.py",
-)  # fmt: skip
+# the analyzer's test paths: the flag scan and the score class paths alike (one place)
+DEFAULT_TEST_PATH_PATTERNS: tuple[str, ...] = DEFAULT_TEST_PATHS
 DEFAULT_PENALTIES: dict[str, float] = {
     "info": 0.0, "low": -0.02, "medium": -0.1, "high": -0.3, "critical": -0.5,
 }  # fmt: skip

@@ -22,7 +22,10 @@ query (a BOS token before it); the prompt's last turn, from its last chat-templa
 to its end (the generation prompt), found in the query; the same ignoring whitespace; the
 prompt's last 256 or 64 characters (a truncation inside the last turn); the prompt's count of
 assistant-turn markers (ChatML, Llama 3, Gemma, Mistral, DeepSeek, Phi,
-Granite, harmony); else the whole query is the response and ``prompt_found`` is 0.
+Granite, harmony); then the query's own structure: the response starts after its first
+assistant-turn marker (also when no prompt is sent), so commands quoted in a system or user
+turn are never the agent's; only a query with no such marker is read whole. ``prompt_found``
+is 0 when a prompt was sent and not found.
 
 Labels (``label_parts``): an outcome object (``resolved``, ``tests_passed``, ``tests_failed``,
 ``score``, or ``{"outcome": {...}}``), a bool, a JSON number in [0, 1] or the words
@@ -244,14 +247,36 @@ def _find_ignoring_space(haystack: str, needle: str) -> int:
     return match.end() if match else -1
 
 
+# What may close the prompt's last turn before the generation prompt (end-of-turn tokens).
+_TURN_END_RE = re.compile(
+    r"(?:\s|<\|im_end\|>|<\|eot_id\|>|<end_of_turn>|</s>|<\|end\|>|<\|endoftext\|>"
+    r"|<｜end▁of▁sentence｜>)*"
+)
+
+
 def split_query(query: str, prompt: str) -> tuple[int, str]:
     """(offset in ``query`` where the response starts, how it was found) - see the module doc.
+    A split followed only by the end of a turn and an assistant-turn marker (a prompt sent
+    without its chat template's closing and generation prompt) moves past that marker."""
+    start, how = _split_query(query, prompt)
+    if start:
+        closing = _TURN_END_RE.match(query, start)
+        after = closing.end() if closing else start
+        marker = _ASSISTANT_RE.match(query, after)
+        if marker is not None:
+            return marker.end(), how
+    return start, how
 
-    The method is ``prefix``, ``contains``, ``last-turn``, ``last-turn-spacing``, ``suffix``,
-    ``markers``,
-    ``no-prompt`` (empty prompt) or ``not-found`` (offset 0)."""
+
+def _split_query(query: str, prompt: str) -> tuple[int, str]:
+    """``split_query`` before the closing of the prompt's last turn is passed. The method is
+    ``prefix``, ``contains``, ``last-turn``, ``last-turn-spacing``, ``suffix``, ``markers``,
+    ``no-prompt-markers`` (no prompt sent: the query's first assistant turn), ``no-prompt``
+    (no prompt and no assistant turn: offset 0), ``query-markers`` (the prompt is not in the
+    query: its first assistant turn) or ``not-found`` (offset 0)."""
     if not prompt:
-        return 0, "no-prompt"
+        at = _first_assistant_turn(query)
+        return (at, "no-prompt-markers") if at >= 0 else (0, "no-prompt")
     if query.startswith(prompt):
         return len(prompt), "prefix"
     at = query.find(prompt)
@@ -281,7 +306,32 @@ def split_query(query: str, prompt: str) -> tuple[int, str]:
         found = list(_ASSISTANT_RE.finditer(query))
         if found:
             return found[min(len(markers), len(found)) - 1].end(), "markers"
-    return 0, "not-found"
+    at = _first_assistant_turn(query)
+    return (at, "query-markers") if at >= 0 else (0, "not-found")
+
+
+def _first_assistant_turn(query: str) -> int:
+    """Where the text of the query's first assistant turn starts (after its chat-template
+    marker), -1 without one: what comes before it (system and user turns, commands quoted
+    there included) is the prompt, never the agent's."""
+    match = _ASSISTANT_RE.search(query)
+    return match.end() if match else -1
+
+
+_OPENRLHF_VERSION = re.compile(r"(\d{1,4})\.(\d{1,4})(?:\.(?:\d{1,4}|x))?")
+
+
+def openrlhf_sends_extra_logs(version: str) -> bool:
+    """Whether the OpenRLHF ``version`` the trainer runs reads C3's ``extra_logs``: 0.8.x
+    concatenates them as tensors and fails on the JSON lists, so they are left out for it
+    and anything older. An empty version means a current one. ValueError if unreadable."""
+    version = version.strip()
+    if not version:
+        return True
+    match = _OPENRLHF_VERSION.fullmatch(version)
+    if match is None:
+        raise ValueError(f"{version[:40]!r} is not an OpenRLHF version such as 0.8 or 0.9.0.")
+    return (int(match[1]), int(match[2])) > (0, 8)
 
 
 @dataclass(frozen=True)
@@ -295,7 +345,7 @@ class TextSample:
 
     @property
     def prompt_found(self) -> bool:
-        return self.split not in ("not-found",)
+        return self.split not in ("not-found", "query-markers")
 
 
 def text_sample(

@@ -23,12 +23,51 @@ from rewards.models import (
 )
 from rewards.scoring import SpecError, default_spec, spec_digest, validate_spec
 from rewards.scoring.diff import Change, spec_diff
+from rewards.services.evaluation import check_activation, evaluation_run_request
 from safety.models import Flag, FlagStatus, PolicyVersion, Waiver
 from safety.services import default_policy_version, latest_version
 
 logger = logging.getLogger(__name__)
 
 DEFAULTS = default_spec(policy_dict={"slug": "x", "version": 1, "rules": []})
+
+
+def spec_field_errors(exc: SpecError, mapping: dict[str, str]) -> dict[str, list[str]]:
+    """Spec paths (``behaviors[0].detector.regex``) to input fields, keeping the rest of the
+    path; a path no prefix of ``mapping`` covers goes to ``__all__``."""
+    out: dict[str, list[str]] = {}
+    for path, messages in exc.errors.items():
+        field, rest = None, path
+        for prefix, name in mapping.items():
+            if path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "["):
+                field, rest = name, path[len(prefix) :].lstrip(".")
+                break
+        for message in messages:
+            text = f"{rest}: {message}" if rest else message
+            out.setdefault(field or "__all__", []).append(text)
+    return out
+
+
+BEHAVIOUR_FIELDS = ("slug", "name", "polarity", "weight", "max_steps", "detector")
+
+
+def behaviour_errors(entry: dict[str, Any]) -> dict[str, list[str]]:
+    """What is wrong with one behaviour, by field: the checks a compile applies to it (detector
+    kind and parameters, polarity, bounds), so the page's form and the API refuse the same
+    input with the same words."""
+    errors: dict[str, list[str]] = {}
+    weight = entry.get("weight")
+    if isinstance(weight, int | float) and not isinstance(weight, bool) and weight < 0:
+        errors["weight"] = ["weight must be >= 0; polarity gives the sign"]
+    behaviour = {name: entry.get(name) for name in BEHAVIOUR_FIELDS}
+    try:
+        validate_spec({**copy.deepcopy(DEFAULTS), "behaviors": [behaviour]}, check_policy=False)
+    except SpecError as exc:
+        mapping = {f"behaviors[0].{name}": name for name in BEHAVIOUR_FIELDS}
+        for field, messages in spec_field_errors(exc, mapping).items():
+            if field not in errors:  # the weight's own sentence says it better
+                errors[field] = messages
+    return errors
 
 
 def policy_version_for(task_type: TaskType) -> PolicyVersion:
@@ -191,7 +230,7 @@ def reward_model_compile(
     existing = reward_model.versions.filter(digest=digest).order_by("-number").first()
     if existing is not None:
         if activate and reward_model.active_version_id != existing.pk:
-            reward_model_activate(reward_model=reward_model, version=existing)
+            reward_model_activate(reward_model=reward_model, version=existing, user=user)
         return CompileResult(existing, False)
     number = (reward_model.versions.aggregate(m=Max("number"))["m"] or 0) + 1
     version = RewardModelVersion(
@@ -215,22 +254,70 @@ def reward_model_compile(
             "policy_version": str(policy_version),
         },
     )
+    # The reward model's attached evaluation sets run on every new version (after commit).
+    evaluation_run_request(version=version, user=user, trigger="compile")
     if activate or reward_model.active_version_id is None:
-        reward_model_activate(reward_model=reward_model, version=version)
+        reward_model_activate(reward_model=reward_model, version=version, user=user)
     return CompileResult(version, True)
 
 
-@transaction.atomic
 def reward_model_activate(
-    *, reward_model: RewardModel, version: RewardModelVersion, audit_action: str = "activate"
+    *,
+    reward_model: RewardModel,
+    version: RewardModelVersion,
+    audit_action: str = "activate",
+    user: User | None = None,
+    override_reason: str = "",
 ) -> RewardModel:
+    """Make ``version`` the live one. A version that newly misses a case of an attached
+    evaluation set against the active version is refused (``ActivationRefused`` names the
+    cases) unless an expert gives ``override_reason``, which the audit log keeps. Rollback is
+    not gated: it is the way back to a version that was live before."""
     if version.reward_model_id != reward_model.pk:
         raise ValidationError({"version": ["This version belongs to another reward model."]})
+    overridden: list[dict[str, Any]] = []
+    checked_against = (
+        RewardModel.objects.filter(pk=reward_model.pk).values_list("active_version_id", flat=True)
+    ).first()
+    if audit_action != "rollback":
+        # Outside the activation's transaction: the results the gate computed are kept
+        # even when it refuses (the version page then shows them).
+        overridden = check_activation(
+            reward_model=reward_model, version=version, user=user, override_reason=override_reason
+        )
+    return _activate(
+        reward_model=reward_model,
+        version=version,
+        audit_action=audit_action,
+        user=user,
+        override_reason=override_reason,
+        overridden=overridden,
+        checked_against=None if audit_action == "rollback" else checked_against,
+    )
+
+
+@transaction.atomic
+def _activate(
+    *,
+    reward_model: RewardModel,
+    version: RewardModelVersion,
+    audit_action: str,
+    user: User | None,
+    override_reason: str,
+    overridden: list[dict[str, Any]],
+    checked_against: int | None = None,
+) -> RewardModel:
     previous = (
-        RewardModel.objects.filter(pk=reward_model.pk)
+        RewardModel.objects.select_for_update(of=("self",))
+        .filter(pk=reward_model.pk)
         .values_list("active_version_id", "active_version__number")
         .first()
     )
+    if audit_action != "rollback" and previous is not None and previous[0] != checked_against:
+        # Another activation won the race while the gate compared against the old one.
+        raise ValidationError(
+            {"version": ["The active version changed while this one was checked; try again."]}
+        )
     RewardModel.objects.filter(pk=reward_model.pk).update(active_version=version)
     reward_model.active_version = version
     if previous is None or previous[0] != version.pk:
@@ -239,6 +326,19 @@ def reward_model_activate(
             obj=reward_model,
             before={"active_version": previous[1] if previous else None},
             after={"active_version": version.number},
+            user=user,
+        )
+    if overridden:
+        audit_record(
+            action="reward_model.gate_override",
+            obj=reward_model,
+            user=user,
+            before={"active_version": previous[1] if previous else None},
+            after={
+                "active_version": version.number,
+                "reason": override_reason.strip(),
+                "regressions": overridden,
+            },
         )
     return reward_model
 

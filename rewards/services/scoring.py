@@ -135,9 +135,13 @@ def version_by_pk(pk: int) -> ResolvedVersion:
 def request_budget() -> WorkBudget:
     """What one API request may have analyzed: ``REWARDHUB_LIMITS["MAX_REQUEST_COMMANDS"]``
     shell commands and ``["MAX_REQUEST_COMMAND_CHARS"]`` characters of them, over all its
-    trajectories (or the commands of an analyze request)."""
+    trajectories (or the commands of an analyze request), in ``SAFETY["REQUEST_SECONDS"]``."""
     limits = settings.REWARDHUB_LIMITS
-    return WorkBudget(limits["MAX_REQUEST_COMMANDS"], limits["MAX_REQUEST_COMMAND_CHARS"])
+    return WorkBudget(
+        limits["MAX_REQUEST_COMMANDS"],
+        limits["MAX_REQUEST_COMMAND_CHARS"],
+        max_seconds=settings.SAFETY["REQUEST_SECONDS"],
+    )
 
 
 def scorer_for(version: ResolvedVersion) -> Scorer:

@@ -21,6 +21,7 @@ DEFAULT_TEST_PATHS = (
     "**/test_*.py",
     "**/*_test.py",
     "**/*_tests.py",
+    "**/tests.py",  # Django's per-app test module
     "**/conftest.py",
     "**/*.test.js",
     "**/*.spec.js",
@@ -98,7 +99,10 @@ class AnalyzerConfig:
     bashlex_fast_path: bool = True  # skip the cross-check for lexically plain text (engine)
     plain_fast_path: bool = True  # plain text is read by ``plain_fe``, not tree-sitter (same IR)
     max_command_chars: int = 20000
-    parse_timeout_s: float = 1.0
+    parse_timeout_s: float = 1.0  # bashlex's share of a long command's time (cross-check only)
+    # Wall-clock bound of one command's analysis (None: the process's COMMAND_SECONDS; 0: none).
+    # Past it the command is an ``analyzer.too-complex`` review, never an allow (engine).
+    command_seconds: float | None = None
     max_depth: int = 8
     cache_size: int | None = None  # results kept (LRU); None: RESULT_CACHE_SIZE; 0: none
 
@@ -107,3 +111,7 @@ class AnalyzerConfig:
 
 # Analysis results kept per analyzer (about 1.3 KB each) whose config leaves ``cache_size`` unset.
 RESULT_CACHE_SIZE = 16_384
+
+# Seconds one command's analysis may take, for configs that leave ``command_seconds`` unset
+# (the service sets it from RH_ANALYZER_COMMAND_SECONDS at start-up).
+COMMAND_SECONDS = 2.0

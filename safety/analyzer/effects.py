@@ -26,12 +26,13 @@ import binascii
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import ClassVar
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar
 
 from .config import AnalyzerConfig
+from .ir import MARK
 from .policy import Resolution
-from .resolve import CODE_VIA, DYN, Cmd, RRedirect, abspath
+from .resolve import CODE_VIA, DYN, Cmd, RRedirect, abspath, shown
 from .vocabulary import glob_regex
 
 Span = tuple[int, int]
@@ -433,6 +434,8 @@ class PathState:
 
     def own(self, p: str) -> bool:
         """Created by the agent (or inside a directory it created), and still there."""
+        if not self.created:
+            return False  # most reads come before the agent creates anything
         if p in self.created:
             return True
         if any(c in p for c in "*?["):
@@ -906,12 +909,16 @@ class EffectReader:
                     pattern = " ".join(a for a in c.argv[1:] if not a.startswith("-"))
                     if _SECRET_RE.search(pattern):
                         groups[j].append(
-                            EnvRead(op="secret", names=(pattern,), span=c.span, via=c.via)
+                            EnvRead(op="secret", names=(shown(pattern),), span=c.span, via=c.via)
                         )
         return [tuple(g) for g in groups]
 
     def command(self, cmd: Cmd, state: PathState | None = None) -> list[Effect]:
-        """Effects of one resolved command, without origins (``PathState.apply`` adds them)."""
+        """Effects of one resolved command, without origins (``PathState.apply`` adds them).
+        Their text shows an unknown value as ``SHOWN_DYN``, never the internal marker."""
+        return [_shown_effect(e) for e in self._command(cmd, state)]
+
+    def _command(self, cmd: Cmd, state: PathState | None = None) -> list[Effect]:
         out: list[Effect] = []
         argv = cmd.argv
         name = argv[0] if argv else ""
@@ -1006,7 +1013,7 @@ class EffectReader:
             out.append(
                 UnknownEffect(
                     op="dynamic-target",
-                    detail=f"{e.op} {e.raw.replace(DYN, '$?')}",
+                    detail=f"{e.op} {shown(e.raw)}",
                     span=e.span,
                     via=e.via,
                 )
@@ -1170,8 +1177,11 @@ class EffectReader:
                 if i + 1 < len(rest) and rest[i + 1] in _TEST_MODULES:
                     runner = rest[i + 1]
             script = next((a for a in rest if not a.startswith("-")), "")
-            if not runner and posixpath.basename(script) in _TEST_SCRIPTS:
-                runner = posixpath.basename(script)
+            base = posixpath.basename(script)
+            if not runner and base in _TEST_SCRIPTS:
+                runner = base
+            elif not runner and base in ("manage.py", "setup.py") and "test" in rest:
+                runner = base + " test"  # Django's and setuptools' test commands
         elif posixpath.basename(cmd.raw_name or name) in _TEST_SCRIPTS:
             runner = posixpath.basename(cmd.raw_name or name)
         elif name in _BUILD_TEST:
@@ -2107,3 +2117,17 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         detail = "writes a computed path (" + ", ".join(sorted(set(unresolved))) + ")"
         out.append(UnknownEffect(op="code-write", detail=detail, span=sp, via=via))
     return list(dict.fromkeys(out))  # a loop and a call may both name the same change
+
+
+def _shown_effect(e: Effect) -> Effect:
+    """``e`` with the internal marker of every text field (and tuple of texts) made printable;
+    ``e`` itself when none has one (the common case: only the checks, no copy)."""
+    changes: dict[str, Any] = {}
+    for f in fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, str):
+            if MARK in v:
+                changes[f.name] = shown(v)
+        elif isinstance(v, tuple) and any(isinstance(x, str) and MARK in x for x in v):
+            changes[f.name] = tuple([shown(x) if isinstance(x, str) else x for x in v])
+    return replace(e, **changes) if changes else e

@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import signal
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import FrameType
 from typing import Any
 
 from . import config as limits
+from . import deadline
 from .config import AnalyzerConfig
 from .effects import Effect, EffectReader, PathState
 from .frontends import bashlex_fe, plain_fe, treesitter_fe
 from .ir import MARK, Command, Node, ParseResult, Span, iter_commands
 from .lru import LRU
 from .policy import Policy, Rule, document_digest, parse_default_policy
-from .resolve import DYN, Cmd, Resolver, Signal
+from .resolve import Cmd, Resolver, Signal, shown, shown_argv
 from .rules import RuleHit, RuleMatcher
 from .vocabulary import ACTION_RANK, SEVERITY_RANK
 
@@ -129,13 +127,27 @@ class Analyzer:
             # a fresh list, so a caller sorting or filtering it cannot change the cache
             return dataclasses.replace(got, findings=list(got.findings), command=command)
         self.misses += 1
+        seconds = self.config.command_seconds
         try:
-            result = self._analyze(command)
+            with deadline.bounded(limits.COMMAND_SECONDS if seconds is None else seconds):
+                result = self._analyze(command)
+        except deadline.Expired:
+            # Not cached: with less load the same command may finish within the bound.
+            return self._too_complex(command)
         except Exception:
             f = self._signal_finding(Signal("internal-error", (0, len(command))), command, None)
             result = Analysis("review", [f], command)
         self._cache.put(command, result)
         return result
+
+    def _too_complex(self, command: str) -> Analysis:
+        """The analysis of a command that ran out of time: a review at least (fail closed),
+        whatever the policy's rule for ``too-complex`` says."""
+        signal = Signal("too-complex", (0, len(command)), "time bound")
+        f = self._signal_finding(signal, command, None)
+        if ACTION_RANK[f.action] < ACTION_RANK["review"]:
+            f = dataclasses.replace(f, action="review")
+        return Analysis(f.action, [f], command, signals=(signal,))
 
     def cache_clear(self) -> None:
         """Forget every analysed command (a cold start)."""
@@ -162,10 +174,11 @@ class Analyzer:
         if cfg.use_bashlex and not (
             clean and cfg.bashlex_fast_path and (plain or _lexically_plain(text))
         ):
-            bl = _with_deadline(
-                lambda: bashlex_fe.parse(text, max_chars=cfg.max_command_chars, build_ir=not clean),
-                cfg.parse_timeout_s if len(text) > _DEADLINE_MIN_CHARS else 0,
-            )
+            # bashlex's own share of the command's time bound (a timed-out cross-check is only
+            # a missing cross-check); past the command's whole bound, ``check`` stops here.
+            with deadline.bounded(cfg.parse_timeout_s if len(text) > _DEADLINE_MIN_CHARS else 0):
+                bl = bashlex_fe.parse(text, max_chars=cfg.max_command_chars, build_ir=not clean)
+            deadline.check()
         roots = []
         if ts.root is not None:
             roots.append(ts.root)
@@ -195,6 +208,7 @@ class Analyzer:
             r.run(root)
             cmds.extend(r.cmds)
             signals.extend(r.signals)
+        deadline.check()
         findings: list[Finding] = []
         seen: set[tuple[str, tuple[int, int]]] = set()
         for hit in self.matcher.match(cmds, seen):
@@ -204,7 +218,9 @@ class Analyzer:
                 findings.append(_finding(hit.rule, hit.cmd.span, list(hit.cmd.argv), command))
         # effects: each command read once, then the origins this command alone gives them
         state = PathState(self.reader.paths)
+        deadline.check()
         cmd_effects = self.reader.commands(cmds, state)
+        deadline.check()
         effects: list[Effect] = []
         for raw in cmd_effects:
             effects.extend(state.apply(e) for e in raw)
@@ -231,7 +247,7 @@ class Analyzer:
             verdict,
             findings,
             command,
-            tuple([c.argv for c in cmds]),
+            tuple([shown_argv(c.argv) for c in cmds]),
             parsers,
             tuple(cmds),
             tuple(signals),
@@ -242,8 +258,14 @@ class Analyzer:
     # the public reading API (the trajectory effect model builds on it) ---------------------------
     def resolve(self, command: str) -> Analysis:
         """The command read once and cached: resolved commands, signals, effects and findings
-        (the same ``Analysis`` as ``analyze``; the shell is never parsed a second time)."""
-        return self.analyze(command)
+        (the same ``Analysis`` as ``analyze``; the shell is never parsed a second time). The
+        cached object itself, not ``analyze``'s copy: the effect model reads every command of
+        every trajectory through here, so callers read it and never change it."""
+        got = self._cache.get(command)
+        if got is None:
+            return self.analyze(command)
+        self.hits += 1
+        return got
 
     def effect_findings(
         self,
@@ -299,8 +321,9 @@ class Analyzer:
         if rule is not None:
             return _finding(rule, s.span, argv or [], command)
         sev, msg = _FALLBACK.get(s.name, ("medium", "The analyzer could not fully check this."))
+        shown_args = [shown(a) for a in argv] if argv else []
         return Finding(
-            "analyzer." + s.name, "analyzer", sev, "review", s.span, argv or [], msg, command
+            "analyzer." + s.name, "analyzer", sev, "review", s.span, shown_args, msg, command
         )
 
 
@@ -330,7 +353,7 @@ _KEYWORDS = frozenset(
         "coproc",
     ]
 )
-_DEADLINE_MIN_CHARS = 2000  # shorter inputs parse in milliseconds; the timer costs more
+_DEADLINE_MIN_CHARS = 2000  # shorter inputs parse in milliseconds: only the command bound
 
 
 def _lexically_plain(text: str) -> bool:
@@ -366,7 +389,7 @@ def _finding(rule: Rule, span: tuple[int, int], argv: list[str], command: str) -
         rule.severity,
         rule.action,
         span,
-        [a.replace(DYN, "$?") for a in argv],
+        [shown(a) for a in argv],
         rule.message,
         command,
     )
@@ -406,40 +429,6 @@ def _keyword_span(ts: ParseResult) -> tuple[int, int]:
         if c.keyword_like:
             return c.words[0].span
     return (0, 0)
-
-
-def _with_deadline(fn: Callable[[], ParseResult], seconds: float) -> ParseResult:
-    """Run ``fn`` under a wall-clock limit where a timer signal is available (main thread)."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        return fn()
-    try:
-        old = signal.getsignal(signal.SIGALRM)
-    except (ValueError, AttributeError):
-        return fn()
-    if old not in (signal.SIG_DFL, signal.SIG_IGN, None, _alarm):
-        return fn()  # someone else owns SIGALRM
-
-    try:
-        signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            return fn()
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except _Timeout:
-        # also when the alarm lands after ``fn`` returned but before the timer was cleared
-        # (seen under load by ``make fuzz`` as an internal error)
-        return ParseResult(None, False, "bashlex timed out")
-    finally:
-        signal.signal(signal.SIGALRM, old if old is not None else signal.SIG_DFL)
-
-
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise _Timeout
 
 
 # The one registry of compiled analyzers in a process, by (policy digest, config): the safety

@@ -17,6 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import deadline
 from .frontends import treesitter_fe
 from .ir import (
     MARK,
@@ -37,6 +38,11 @@ if TYPE_CHECKING:
     from .policy import Resolution
 
 DYN = "\x00?\x00"  # an unknown value inside a resolved string
+# What stands for an unknown value in everything the analyzer gives out (findings, resolved
+# argv, effects). DYN and MARK never leave the package: NUL is refused by PostgreSQL's jsonb
+# and text columns and invisible on a page. Inside, rules keep matching on DYN, which input
+# text cannot spell (the engine replaces a NUL in the input first).
+SHOWN_DYN = "$?"
 CODE_VIA = "code"  # last ``via`` of a command standing for an interpreter pattern's effect
 _MARK_RE = re.compile("\x00([^\x00]*)\x00")
 _HIDDEN_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u00ad\u180e]")
@@ -114,6 +120,21 @@ class Cmd:
     @property
     def name(self) -> str:
         return self.argv[0] if self.argv else ""
+
+
+def shown(text: str) -> str:
+    """``text`` as given out: each unknown value as ``SHOWN_DYN``, any other marker as ``?``."""
+    if MARK not in text:
+        return text
+    return text.replace(DYN, SHOWN_DYN).replace(MARK, "?")
+
+
+def shown_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """``argv`` as given out (the same tuple when nothing in it is marked)."""
+    for a in argv:
+        if MARK in a:
+            return tuple([shown(x) for x in argv])
+    return argv
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +284,8 @@ class Resolver:
 
     def walk(self, node: Node, st: _State, ctx: _Ctx) -> list[Cmd]:
         self.budget -= 1
+        if not self.budget & 31:
+            deadline.check()  # the command's time bound, every 32 nodes
         if self.budget < 0:
             if self.budget == -1:
                 self.signal("too-complex", (0, len(self.src)), _Ctx())
@@ -276,6 +299,8 @@ class Resolver:
                 if type(item) is Command and i not in bg and _FAST_PATHS:
                     # what ``self.walk(item, st, ctx)`` does for a command, without the call
                     self.budget -= 1
+                    if not self.budget & 31:
+                        deadline.check()
                     if self.budget < 0:
                         if self.budget == -1:
                             self.signal("too-complex", (0, len(self.src)), _Ctx())
@@ -315,6 +340,8 @@ class Resolver:
                 if type(stage) is Command and _FAST_PATHS:
                     # what ``self.walk(stage, st.copy(), c2)`` does for a command
                     self.budget -= 1
+                    if not self.budget & 31:
+                        deadline.check()
                     if self.budget < 0:
                         if self.budget == -1:
                             self.signal("too-complex", (0, len(self.src)), _Ctx())

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .config import AnalyzerConfig
-from .effects import Effect, FileEffect, is_device
+from .effects import Effect, FileEffect, PathClassifier, is_device
 from .ir import Span
 from .policy import Policy, Resolution, Rule
 from .resolve import DYN, Cmd, abspath
@@ -27,7 +27,6 @@ from .vocabulary import (
     EFFECT_OPS,
     SEVERITY_RANK,
     command_name_glob,
-    glob_regex,
 )
 
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -82,33 +81,13 @@ _HEADISH_RE = re.compile(r"^(HEAD|@)?([~^][0-9]*)*$")
 _SETUID_RE = re.compile(r"^([ugoa]*\+[rwxXt]*s|[0-7]?[2-7][0-7]{3})$")
 
 
-class PathContext:
-    """Predicates over argument strings and the policy's flag tables, built once per (policy,
-    config)."""
+class PathContext(PathClassifier):
+    """The analyzer's path classes (``PathClassifier``: one place for workspace, temp and class
+    predicates) plus the policy's flag tables, built once per (policy, config)."""
 
     def __init__(self, res: Resolution, cfg: AnalyzerConfig) -> None:
-        self.cfg = cfg
+        super().__init__(res, cfg)
         self.res = res
-        self.roots = tuple(r.rstrip("/") or "/" for r in cfg.workspace_roots)
-        self.temps = tuple(r.rstrip("/") or "/" for r in cfg.temp_roots)
-        self.test_rx = _union(cfg.test_path_patterns)
-        self.config_rx = _union(cfg.test_config_patterns)
-        self.shared_rx = _union(cfg.shared_config_patterns)
-        home = cfg.home.rstrip("/")
-
-        def abs_union(pats: list[str]) -> re.Pattern[str] | None:
-            out = []
-            for p in pats:
-                if p.startswith("~/"):
-                    rest = p[2:]
-                    out.extend([home + "/" + rest, "/root/" + rest, "/home/*/" + rest])
-                else:
-                    out.append(p)
-            return _union(tuple(out))
-
-        self.cred_rx = abs_union(res.path_classes.get("credential", []))
-        self.persist_rx = abs_union(res.path_classes.get("persistence", []))
-        self.scratch_rx = abs_union(res.path_classes.get("scratch", []))
         # flag tables (aliases, options taking a value) and the options taking a value before a
         # subcommand, by command (``git``) or command and subcommand (``git push``)
         self.flag_tables = {
@@ -138,42 +117,8 @@ class PathContext:
         """Options taking a value before the subcommand, or None: not a subcommand command."""
         return self.sub_values.get(name)
 
-    def rel(self, p: str) -> str | None:
-        for r in self.roots:
-            if p == r:
-                return ""
-            if p.startswith(r + "/") or r == "/":
-                return p[len(r) + 1 :] if r != "/" else p[1:]
-        return None
-
-    def in_temp(self, p: str) -> bool:
-        return any(p.startswith(t + "/") for t in self.temps)
-
-    def outside(self, p: str) -> bool:
-        if p.startswith(("/dev/", "/proc/self/fd/")):
-            return False  # devices have their own predicates
-        if self.rel(p) is not None or self.in_temp(p):
-            return False
-        return not (self.scratch_rx is not None and self.scratch_rx.match(p))
-
-    def workspace_root(self, p: str) -> bool:
-        for r in self.roots:
-            if p == r:
-                return True
-            if p.startswith(r + "/"):
-                rest = p[len(r) + 1 :]
-                if "/" not in rest and rest and all(c in "*?.[]!" for c in rest):
-                    return True
-        return False
-
 
 _NO_FLAGS: tuple[dict[str, str], frozenset[str]] = ({}, frozenset())
-
-
-def _union(pats: tuple[str, ...]) -> re.Pattern[str] | None:
-    if not pats:
-        return None
-    return re.compile("^(?:" + "|".join(glob_regex(p) for p in pats) + ")$")
 
 
 class CommandView:
@@ -481,9 +426,7 @@ def _rel_pred(kind: str) -> PathPredicate:
         if rel is None or rel == "":
             return False
         if kind == "test-path":
-            if "__pycache__" in rel or rel.endswith((".pyc", ".pyo")) or ".pytest_cache" in rel:
-                return False
-            return bool(pc.test_rx and pc.test_rx.match(rel))
+            return pc.is_test(rel)
         rx = pc.config_rx if kind == "test-config" else pc.shared_rx
         return bool(rx and rx.match(rel))
 

@@ -31,10 +31,17 @@ from .model import (
     VcsWrite,
 )
 from .patch import PatchError, parse_codex_patch, parse_patch, parse_unified_diff
-from .paths import TrajectoryState, test_literals
+from .paths import TrajectoryState, clear_literals_cache, test_literals
 from .shell import ShellReader
 from .tools import ToolReader
-from .trajectory import ActionVerdict, judge_trajectory, trajectory_effects
+from .trajectory import (
+    ActionVerdict,
+    finding_command,
+    judge_trajectory,
+    trajectory_effects,
+    waiver_matches,
+    workspace_of,
+)
 
 __all__ = [
     "ActionEffects",
@@ -56,10 +63,14 @@ __all__ = [
     "UnknownEffect",
     "VcsRead",
     "VcsWrite",
+    "clear_literals_cache",
+    "finding_command",
     "judge_trajectory",
     "parse_codex_patch",
     "parse_patch",
     "parse_unified_diff",
     "test_literals",
     "trajectory_effects",
+    "waiver_matches",
+    "workspace_of",
 ]

@@ -9,6 +9,7 @@ the analyzer's ``PathState``, which this state carries across every action of th
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 
@@ -30,10 +31,21 @@ _COMMON = frozenset(
 )  # fmt: skip
 _CONDITION_RE = re.compile(r"\b(if|elif|while|case|when|switch)\b|==|!=|\bin\s*[(\[{]|\?")
 MAX_LITERALS = 5000
+# a test read again when a trajectory is read again (its scan, then its score; a retry): the
+# literals are a pure function of the text, so texts up to LITERALS_CACHED_CHARS are cached
+# (fixed limits, listed in the README: at most 1024 x 16 KB)
+LITERALS_CACHE_SIZE = 1024
+LITERALS_CACHED_CHARS = 16_384
 
 
-def test_literals(text: str) -> set[str]:
+def test_literals(text: str) -> frozenset[str]:
     """Distinctive literals in a test's text: quoted strings and numbers, as written."""
+    if len(text) <= LITERALS_CACHED_CHARS:
+        return _cached_literals(text)
+    return _literals(text)
+
+
+def _literals(text: str) -> frozenset[str]:
     out: set[str] = set()
     for m in _STRING_RE.finditer(text):
         body = m.group(2)
@@ -42,7 +54,15 @@ def test_literals(text: str) -> set[str]:
     for m in _NUMBER_RE.finditer(text):
         if m.group(1) not in _COMMON:
             out.add(m.group(1))
-    return out
+    return frozenset(out)
+
+
+_cached_literals = functools.lru_cache(maxsize=LITERALS_CACHE_SIZE)(_literals)
+
+
+def clear_literals_cache() -> None:
+    """Forgets the cached literals of test texts (a cold start)."""
+    _cached_literals.cache_clear()
 
 
 class TrajectoryState:
@@ -68,8 +88,9 @@ class TrajectoryState:
         """A read with its tool result: evidence the file exists, and a test's literals."""
         if e.op != "read" or e.path is None or result is None:
             return
-        head = result[:400]
-        if _MISSING_RE.search(head) and len(result) < 400:
+        # only a short result can say the read found nothing; the length test goes first
+        # because the case-insensitive regex costs ~25 us on every long output
+        if len(result) < 400 and _MISSING_RE.search(result):
             return
         if not any(c in e.path for c in "*?["):
             self.paths.note_existing(e.path)

@@ -15,6 +15,7 @@ wrote (a script it later runs is read for its effects) and the literals it read 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -67,11 +68,13 @@ def trajectory_effects(
     shell_tools: Sequence[str] = DEFAULT_SHELL_TOOLS,
     command_keys: Sequence[str] = DEFAULT_COMMAND_KEYS,
     patch: str | None = None,
+    steps: Sequence[StepData] | None = None,
 ) -> TrajectoryEffects:
     """Every step's actions with their effects, in order (see the module doc). ``patch``
-    overrides ``canonical["patch"]``. ``analyzer`` fixes the policy's path classes and the
-    workspace (a trajectory's ``metadata.workspace`` is the caller's to put in its config)."""
-    return _read(canonical, analyzer, shell_tools, command_keys, patch)[0]
+    overrides ``canonical["patch"]``; ``steps``, the trajectory's steps when the caller has
+    extracted them already. ``analyzer`` fixes the policy's path classes and the workspace (a
+    trajectory's ``metadata.workspace`` is the caller's to put in its config)."""
+    return _read(canonical, analyzer, shell_tools, command_keys, patch, steps)[0]
 
 
 def _read(
@@ -80,15 +83,18 @@ def _read(
     shell_tools: Sequence[str],
     command_keys: Sequence[str],
     patch: str | None,
+    given_steps: Sequence[StepData] | None = None,
 ) -> tuple[TrajectoryEffects, _Reading]:
     tools = ToolReader(analyzer)
     shell = ShellReader(analyzer, tools)
     state = TrajectoryState(analyzer.reader.paths)
     reading = _Reading()
     steps: list[StepEffects] = []
-    for step in extract_steps(
-        canonical, shell_tools=shell_tools, command_keys=command_keys, share_calls=True
-    ):
+    if given_steps is None:
+        given_steps = extract_steps(
+            canonical, shell_tools=shell_tools, command_keys=command_keys, share_calls=True
+        )
+    for step in given_steps:
         pending = list(step.commands)
         by_id, loose = _results_by_call(step)
         actions: list[ActionEffects] = []
@@ -148,6 +154,59 @@ def _read(
     return TrajectoryEffects(tuple(steps), changes, patch_action), reading
 
 
+def workspace_of(metadata: object) -> tuple[str, ...] | None:
+    """The workspace roots a trajectory names (C1 ``metadata.workspace``: an absolute path or
+    a list of them), or None: the caller's configured roots apply."""
+    workspace = metadata.get("workspace") if isinstance(metadata, dict) else None
+    if isinstance(workspace, str) and workspace.startswith("/"):
+        return (workspace,)
+    if (
+        isinstance(workspace, list)
+        and workspace
+        and all(isinstance(w, str) and w.startswith("/") for w in workspace)
+    ):
+        return tuple(workspace)
+    return None
+
+
+def finding_command(action: ActionEffects, argv: Sequence[object]) -> str:
+    """The command a finding on this action quotes (flags store it, scores report it, waivers
+    match it): a shell action's command; for a file tool call or the final patch, what it did
+    (the tool's name, the operation, the path: the finding's argv)."""
+    if action.kind == "shell":
+        return action.text
+    return " ".join([action.tool_name, *(str(a) for a in argv if a)])
+
+
+# what may follow a prefix waiver's pattern: more arguments, never another command, a
+# substitution or a redirect
+_MORE_THAN_ARGUMENTS = re.compile(r"[;&|\n\r`$()<>{}]")
+
+
+def waiver_matches(
+    match: str, pattern: str, command: str, span: tuple[int, int], regex: re.Pattern[str] | None
+) -> bool:
+    """Whether a waiver (``exact`` | ``prefix`` | ``regex``) covers a finding on ``command``,
+    whole commands only, never a prefix of a longer line: ``exact`` is the whole line or the
+    simple command the finding is about (its span); ``prefix`` starts that simple command and
+    what follows is plain arguments; ``regex`` matches all of the line or of that command. So a
+    waiver for ``pytest tests/a.py`` never covers ``pytest tests/a.py; rm -rf tests``."""
+    line = command.strip()
+    start, end = span
+    part = command[start:end].strip() if 0 <= start < end <= len(command) else line
+    if match == "exact":
+        return pattern.strip() in (line, part)
+    if match == "prefix":
+        head = pattern.strip()
+        return bool(head) and any(
+            text.startswith(head) and not _MORE_THAN_ARGUMENTS.search(text[len(head) :])
+            for text in (line, part)
+        )
+    if match == "regex" and regex is not None:
+        return any(regex.fullmatch(text) is not None for text in (line, part))
+    return False
+
+
 def judge_trajectory(
     canonical: dict[str, Any],
     analyzer: Analyzer,
@@ -155,10 +214,11 @@ def judge_trajectory(
     shell_tools: Sequence[str] = DEFAULT_SHELL_TOOLS,
     command_keys: Sequence[str] = DEFAULT_COMMAND_KEYS,
     patch: str | None = None,
+    steps: Sequence[StepData] | None = None,
 ) -> tuple[TrajectoryEffects, list[ActionVerdict]]:
-    """The trajectory's effects and the policy's verdict on each action that has findings or
-    effects, in order (the final patch's last)."""
-    effects, reading = _read(canonical, analyzer, shell_tools, command_keys, patch)
+    """The trajectory's effects and the policy's verdict on every action, in order (the final
+    patch's last); ``steps`` as for ``trajectory_effects``."""
+    effects, reading = _read(canonical, analyzer, shell_tools, command_keys, patch, steps)
     verdicts: list[ActionVerdict] = []
     for action in effects.actions():
         if action.kind == "shell":

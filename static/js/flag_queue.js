@@ -27,8 +27,7 @@
     const checked = form.querySelectorAll("input[name=flag]:checked");
     if (!checked.length) {
       const row = currentRow();
-      if (!row) return;
-      row.querySelector("input[name=flag]").checked = true;
+      if (row) row.querySelector("input[name=flag]").checked = true;
     }
     const button = document.getElementById(status === "confirmed" ? "bulk-confirm" : "bulk-dismiss");
     form.requestSubmit(button);
@@ -63,5 +62,36 @@
     event.preventDefault();
   });
 
+  // An empty bulk action is answered here, beside the buttons, rather than by a bare 400 page;
+  // a real one carries the focused row's position so focus comes back to the same place.
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    if (!form || form.id !== "bulk-form") return;
+    const message = document.getElementById("bulk-message");
+    if (!form.querySelectorAll("input[name=flag]:checked").length) {
+      event.preventDefault();
+      if (message) {
+        message.textContent = "Select at least one flag first: tick its box, or move to a row (j/k) and press x.";
+        message.hidden = false;
+      }
+      return;
+    }
+    if (message) message.hidden = true;
+    const at = document.getElementById("bulk-at");
+    if (at) at.value = current >= 0 ? String(current) : "";
+  });
+
   document.addEventListener("htmx:afterSwap", function () { current = -1; });
+
+  // Back from a confirm or dismiss: focus where the reviewer was, the flash fades after a while.
+  const params = new URLSearchParams(window.location.search);
+  const at = params.get("at");
+  if (at !== null && /^\d+$/.test(at)) {
+    focusRow(parseInt(at, 10));
+    params.delete("at");
+    const rest = params.toString();
+    window.history.replaceState(null, "", window.location.pathname + (rest ? "?" + rest : ""));
+  }
+  const flash = document.getElementById("flash");
+  if (flash) window.setTimeout(function () { flash.classList.add("faded"); }, 4000);
 })();

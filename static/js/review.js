@@ -16,17 +16,61 @@
     }
   }
 
-  function focusStep(i, scroll) {
+  // The current step is the label target: it follows the reviewer's eye (scrolling, a click in
+  // the step map or in a step, j/k, the URL hash) and is always marked on the step and in the
+  // side panel, so a number key never labels a step that is off screen.
+  const currentName = document.getElementById("rv-current-step");
+  let programmaticY = null; // where our own scrollIntoView left the page: not the reader's scroll
+
+  function mark(i) {
     if (!steps.length) return;
     current = Math.max(0, Math.min(steps.length - 1, i));
     steps.forEach((s, j) => s.classList.toggle("current", j === current));
+    document.querySelectorAll(".rv-dot").forEach((d, j) => {
+      d.classList.toggle("current", j === current);
+      if (j === current) d.setAttribute("aria-current", "step");
+      else d.removeAttribute("aria-current");
+    });
+    if (currentName) currentName.textContent = steps[current].dataset.step;
+  }
+
+  function focusStep(i, scroll) {
+    if (!steps.length) return;
+    mark(i);
     const step = steps[current];
     if (scroll !== false) {
       step.scrollIntoView({ block: "start", behavior: "auto" });
       step.focus({ preventScroll: true });
+      programmaticY = window.scrollY;
     }
-    document.querySelectorAll(".rv-dot").forEach((d, j) => d.classList.toggle("current", j === current));
   }
+
+  // The step under the reading line (a third down the window), else the nearest one on screen.
+  function stepOnScreen() {
+    const line = window.innerHeight * 0.3;
+    let above = -1;
+    for (let j = 0; j < steps.length; j++) {
+      if (steps[j].hidden) continue;
+      const box = steps[j].getBoundingClientRect();
+      if (box.bottom <= 0) continue;
+      if (box.bottom > line) return box.top < window.innerHeight ? j : above;
+      above = j;
+    }
+    return above;
+  }
+
+  let scrollQueued = false;
+  window.addEventListener("scroll", () => {
+    if (scrollQueued) return;
+    scrollQueued = true;
+    window.requestAnimationFrame(() => {
+      scrollQueued = false;
+      if (programmaticY !== null && Math.abs(window.scrollY - programmaticY) < 2) return;
+      programmaticY = null;
+      const on = stepOnScreen();
+      if (on >= 0 && on !== current) mark(on);
+    });
+  }, { passive: true });
 
   function rows(step) {
     return Array.from(step.querySelectorAll(".rv-label-row"));
@@ -71,6 +115,52 @@
     });
     const progress = document.getElementById("rv-progress");
     if (progress) progress.textContent = String(done);
+    const required = document.getElementById("rv-required-done");
+    if (required) {
+      required.textContent = String(
+        steps.filter((s) => s.dataset.required).filter((s) => {
+          const panel = s.querySelector(".rv-labels");
+          return panel && panel.dataset.overall !== "";
+        }).length
+      );
+    }
+  }
+
+  // Long traces: show only some steps (the filter) and collapse every step to its head and
+  // labels. Hidden steps are skipped by j/k and by the scroll-following target.
+  const FILTERS = {
+    all: () => true,
+    findings: (s) => s.classList.contains("flagged"),
+    unlabelled: (s) => {
+      const panel = s.querySelector(".rv-labels");
+      return !panel || panel.dataset.overall === "";
+    },
+    uncertain: (s) => s.dataset.focusRank !== undefined,
+    required: (s) => Boolean(s.dataset.required),
+  };
+  const show = document.getElementById("rv-show");
+  if (show) {
+    show.addEventListener("change", () => {
+      const keep = FILTERS[show.value] || FILTERS.all;
+      const dots = document.querySelectorAll(".rv-dot");
+      steps.forEach((s, j) => {
+        s.hidden = !keep(s);
+        if (dots[j]) dots[j].classList.toggle("dim", s.hidden);
+      });
+      const first = steps.findIndex((s) => !s.hidden);
+      if (steps[current] && steps[current].hidden && first >= 0) focusStep(first, true);
+      show.blur();
+    });
+  }
+  const collapse = document.getElementById("rv-collapse");
+  const main = document.querySelector(".rv-main");
+  if (collapse && main) {
+    collapse.addEventListener("click", () => {
+      const on = main.classList.toggle("rv-collapsed");
+      collapse.setAttribute("aria-pressed", String(on));
+      collapse.textContent = on ? "Expand all" : "Collapse all";
+      if (steps[current]) focusStep(current, true);
+    });
   }
 
   // Comments autosave after a pause; flush any pending one before leaving the page.
@@ -118,12 +208,45 @@
     settled().then(flushComments).finally(() => form.submit());
   }
 
+  // The key map is the help dialog's table, rendered from review/keys.py: one list for the
+  // legend, the README and this handler.
+  const keymap = {};
+  document.querySelectorAll("#rv-help [data-key]").forEach((row) => {
+    keymap[row.dataset.key] = row.dataset.action;
+  });
+  const jump = document.getElementById("rv-jump");
+
+  function run(action) {
+    const step = steps[current];
+    if (action.startsWith("label:")) { label(Number(action.slice(6))); return true; }
+    switch (action) {
+      case "next": focusStep(nextShown(current, 1)); return true;
+      case "previous": focusStep(nextShown(current, -1)); return true;
+      case "cycle-row": if (step) cycleRow(step); return true;
+      case "reasoning": {
+        const details = step && step.querySelector("details.rv-reasoning");
+        if (details) details.open = !details.open;
+        return true;
+      }
+      case "comment": {
+        const area = step && step.querySelector(".rv-comment textarea");
+        if (area) area.focus();
+        return true;
+      }
+      case "focus": nextFocus(); return true;
+      case "jump": if (jump) { jump.focus(); jump.select(); } return true;
+      case "submit": submitAndNext(); return true;
+      case "help": if (help) { if (help.open) help.close(); else help.showModal(); } return true;
+      default: return false;
+    }
+  }
+
   document.addEventListener("keydown", (event) => {
     const target = event.target;
     const typing = target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT" || target.tagName === "SELECT");
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
-      submitAndNext();
+      run(keymap["Ctrl+Enter"] || "submit");
       return;
     }
     if (typing) {
@@ -134,32 +257,45 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    switch (event.key) {
-      case "j": focusStep(current + 1); break;
-      case "k": focusStep(current - 1); break;
-      case "1": label(1); break;
-      case "2": label(0); break;
-      case "3": label(-1); break;
-      case "b": if (steps[current]) cycleRow(steps[current]); break;
-      case "r": {
-        const details = steps[current] && steps[current].querySelector("details.rv-reasoning");
-        if (details) details.open = !details.open;
-        break;
-      }
-      case "c": {
-        const area = steps[current] && steps[current].querySelector(".rv-comment textarea");
-        if (area) { area.focus(); }
-        break;
-      }
-      case "u": nextFocus(); break;
-      case "?":
-        if (help) { if (help.open) help.close(); else help.showModal(); }
-        break;
-      default:
-        return;
-    }
-    event.preventDefault();
+    const action = keymap[event.key];
+    if (action && run(action)) event.preventDefault();
   });
+
+  // Steps hidden by the panel's filter are skipped by j/k.
+  function nextShown(from, delta) {
+    for (let j = from + delta; j >= 0 && j < steps.length; j += delta) {
+      if (!steps[j].hidden) return j;
+    }
+    return from;
+  }
+
+  // The step map and jump-to-step move the label target to the step they show.
+  document.addEventListener("click", (event) => {
+    const dot = event.target.closest && event.target.closest("a.rv-dot");
+    if (!dot) return;
+    const at = steps.findIndex((s) => "#" + s.id === dot.getAttribute("href"));
+    if (at < 0) return;
+    event.preventDefault();
+    if (steps[at].hidden) steps[at].hidden = false;
+    focusStep(at, true);
+    history.replaceState(null, "", dot.getAttribute("href"));
+  });
+  window.addEventListener("hashchange", () => {
+    const at = steps.findIndex((s) => "#" + s.id === window.location.hash);
+    if (at >= 0) focusStep(at, true);
+  });
+  const jumpForm = document.getElementById("rv-jump-form");
+  if (jumpForm && jump) {
+    jumpForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const at = steps.findIndex((s) => s.dataset.step === jump.value.trim());
+      jump.setCustomValidity(at < 0 ? "no step " + jump.value : "");
+      if (at < 0) { jump.reportValidity(); return; }
+      steps[at].hidden = false;
+      jump.blur();
+      focusStep(at, true);
+    });
+  }
 
   // htmx replaces a label panel on every save: restore its active row, then the step map.
   document.body.addEventListener("htmx:afterSwap", () => {
@@ -180,7 +316,9 @@
   });
   document.addEventListener("click", (event) => {
     const step = event.target.closest && event.target.closest("section.rv-step");
-    if (step) focusStep(steps.indexOf(step), false);
+    if (!step) return;
+    focusStep(steps.indexOf(step), false);
+    programmaticY = window.scrollY; // the reader chose this step here: it holds until they scroll
   });
 
   // Uncertainty queues route a few steps (data-focus-rank 0 = where the classifier is least

@@ -12,6 +12,7 @@ import contextlib
 import http.client
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -27,6 +28,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
+SERVICE_SECRET_KEY = secrets.token_urlsafe(50)
 
 
 def free_port() -> int:
@@ -51,6 +53,8 @@ def service_env(**extra: str) -> dict[str, str]:
         {
             "DJANGO_SETTINGS_MODULE": "rewardhub.settings",
             "DJANGO_DEBUG": "false",
+            # Like production, a key of its own (a repository key stops a served process).
+            "DJANGO_SECRET_KEY": SERVICE_SECRET_KEY,
             "LOG_LEVEL": "INFO",
             "PYTHONUNBUFFERED": "1",
             "WHITENOISE_AUTOREFRESH": "false",

@@ -34,9 +34,18 @@ def test_every_agent_log_imports_with_its_commands_and_nothing_rejected(
         out, err = run_import(path, capsys)
         assert "rejected 0" in out, (path, out, err)
     # One trajectory per session (aider), per side chain (Claude Code), per call (litellm JSONL).
-    assert Trajectory.objects.count() == 22
+    assert Trajectory.objects.count() == 25
     ids = set(Trajectory.objects.values_list("external_id", flat=True))
-    assert {"SWE-agent__test-repo-i1", "neubig/pr-viewer#5", "example__app-1"} <= ids
+    assert {
+        "SWE-agent__test-repo-i1",
+        "neubig/pr-viewer#5",
+        "example__app-1",
+        "astropy__astropy-12907",
+    } <= ids
+    # Ids the content lacks, from the file's name (the command passes its path).
+    by_name = Trajectory.objects.get(external_id="cd94562403b9487ebdd4018e3f531dfd")
+    assert by_name.metadata["id_from"] == "file name"
+    assert "github_issue" in ids
     resolver = Trajectory.objects.get(external_id="neubig/pr-viewer#5")
     assert resolver.source_format == "openhands"
     assert resolver.canonical["patch"].startswith("diff --git a/LICENSE b/LICENSE")
@@ -120,3 +129,19 @@ def test_the_scan_uses_the_agents_workspace_and_names_unread_actions(
     flags = Flag.objects.filter(trajectory=resolver, rule_id="import.actions-not-understood")
     assert [(f.step.index, f.severity, f.action) for f in flags] == [(1, "medium", "review")]
     assert flags[0].command.startswith("execute_ipython_cell ")
+
+
+def test_the_api_takes_the_files_name_as_its_source(expert, client_for) -> None:  # type: ignore[no-untyped-def]
+    name = "cd94562403b9487ebdd4018e3f531dfd.events.jsonl"
+    lines = (LOGS / "openhands-v1" / name).read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    client = client_for(expert)
+    response = client.post(f"{URL}?source={name}", events, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["external_id"] == "cd94562403b9487ebdd4018e3f531dfd"
+    stored = Trajectory.objects.get(external_id="cd94562403b9487ebdd4018e3f531dfd")
+    assert stored.metadata["id_from"] == "file name"
+    response = client.post(f"{URL}?source={'x' * 1001}", events, format="json")
+    assert response.status_code == 400 and "source" in response.json()["errors"]
+    response = client.post(f"{URL}?source=a%00b", events, format="json")
+    assert response.status_code == 400 and "source" in response.json()["errors"]

@@ -7,12 +7,21 @@ the files come from, at which commit, under which licence, what was trimmed) and
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pytest
 from trajectory_fixtures import ROOT
 
-from annotations.importers import FORMATS, UNREAD_KEY, convert_record, iter_records
+from annotations.importers import (
+    FORMATS,
+    UNREAD_KEY,
+    ImportFormatError,
+    TrajectoryError,
+    convert_record,
+    iter_records,
+)
+from annotations.importers.base import is_patch
 from core.actions import file_effects
 from core.canonical import extract_steps
 from safety.analyzer import Analyzer, AnalyzerConfig, load_default_policy
@@ -46,6 +55,7 @@ MINI_HEREDOC = (
     '        raise ValueError("Cannot divide by zero")\n    return a/b\n\n\n'
     'if __name__ == "__main__":\n    print(division(123, 15))\nEOF'
 )
+ASTROPY = "cd /testbed"
 SESSION = "00000000-0000-4000-8000-0000000c1a0d"
 
 EXPECTED: dict[str, list[Expected]] = {
@@ -54,6 +64,17 @@ EXPECTED: dict[str, list[Expected]] = {
             "swe-agent",
             "SWE-agent__test-repo-i1",
             ["python3 /SWE-agent__test-repo/tests/missing_colon.py"],
+            [("edit", f"{SWE_FC_WS}/tests/missing_colon.py")],
+            workspace=SWE_FC_WS,
+            patch_starts="diff --git a/tests/missing_colon.py b/tests/missing_colon.py",
+        )
+    ],
+    "swe-agent/function_calling_simple_history_only.traj": [
+        Expected(
+            "swe-agent",
+            None,
+            ["python tests/missing_colon.py"],
+            # The open file and the workspace come from the observations' footers.
             [("edit", f"{SWE_FC_WS}/tests/missing_colon.py")],
             workspace=SWE_FC_WS,
             patch_starts="diff --git a/tests/missing_colon.py b/tests/missing_colon.py",
@@ -77,7 +98,7 @@ EXPECTED: dict[str, list[Expected]] = {
     "mini-swe-agent/github_issue.traj.json": [
         Expected(
             "mini-swe-agent",
-            None,
+            "github_issue",  # a bare message list: the id is the file name
             [
                 "cat /Users/fuchur/Documents/24/git_sync/swe-agent-test-repo/tests/"
                 "./missing_colon.py",
@@ -94,10 +115,31 @@ EXPECTED: dict[str, list[Expected]] = {
             patch_starts="diff --git a/tests/missing_colon.py b/tests/missing_colon.py",
         )
     ],
+    "mini-swe-agent/astropy_12907_v2_tool_calls.traj.json": [
+        Expected(
+            "mini-swe-agent",
+            "astropy__astropy-12907",
+            [
+                f'{ASTROPY} && find . -path "*/separable*" -type f | head -20',
+                f"{ASTROPY} && cat astropy/modeling/separable.py",
+                f"{ASTROPY} && sed -n '219,248p' astropy/modeling/separable.py",
+                f"{ASTROPY} && sed -i 's/cright\\[-right.shape\\[0\\]:, "
+                "-right.shape\\[1\\]:\\] = 1/cright[-right.shape[0]:, -right.shape[1]:] = right/' "
+                "astropy/modeling/separable.py",
+                f"{ASTROPY} && sed -n '219,248p' astropy/modeling/separable.py",
+                f"{ASTROPY} && git diff astropy/modeling/separable.py",
+                f"{ASTROPY} && git diff astropy/modeling/separable.py > patch.txt && cat patch.txt",
+                f"{ASTROPY} && echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt",
+            ],
+            workspace="/testbed",
+            # A plain unified diff, with no ``diff --git`` line: still the agent's patch.
+            patch_starts="--- a/astropy/modeling/separable.py\n+++ b/astropy/modeling/separable.py",
+        )
+    ],
     "mini-swe-agent/local.traj.json": [
         Expected(
             "mini-swe-agent",
-            None,
+            "local",
             ["echo 'hello world'", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"],
         )
     ],
@@ -126,10 +168,13 @@ EXPECTED: dict[str, list[Expected]] = {
             unread=["'execute_ipython_cell' runs code that the shell analyzer does not read"],
         )
     ],
-    "openhands-v1/pwd_to_file.events.jsonl": [
+    "openhands-v1/38868567ae624dcba5678b534b99575c.events.jsonl": [
+        Expected("openhands-v1", "38868567ae624dcba5678b534b99575c", [])
+    ],
+    "openhands-v1/cd94562403b9487ebdd4018e3f531dfd.events.jsonl": [
         Expected(
             "openhands-v1",
-            None,
+            "cd94562403b9487ebdd4018e3f531dfd",  # from the file name
             ["pwd > tool_output.txt"],
             workspace="/workspace/project/software-agent-sdk",
         )
@@ -248,9 +293,11 @@ def fixture_files() -> list[str]:
 
 
 def imported(relative: str) -> list[tuple[str, dict]]:
-    records = list(iter_records((LOGS / relative).read_text(encoding="utf-8")))
+    """As ``import_trajectories`` reads a file: with its path as the records' source."""
+    path = LOGS / relative
+    records = list(iter_records(path.read_text(encoding="utf-8")))
     assert [r.error for r in records if r.error] == []
-    return [convert_record(r.record) for r in records]
+    return [convert_record(r.record, source=str(path)) for r in records]
 
 
 def test_every_fixture_has_expectations_a_source_note_and_a_licence() -> None:
@@ -348,3 +395,362 @@ def test_litellm_keeps_the_final_turn_and_atif_keeps_object_content() -> None:
     [(_, atif)] = imported("harbor-atif/tool_calls_object_content.synthetic.trajectory.json")
     contents = [m["content"] for m in atif["messages"] if m["role"] == "tool"]
     assert contents[0] == '{"exit_code": 1, "stdout": "1 failed, 3 passed"}'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", True),
+        ("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n", True),
+        ("Submitted.\n--- a/x.py\n+++ b/x.py\n@@ -3,2 +3,2 @@\n", True),
+        ("--- a/x.py\n+++ b/x.py\n", False),  # headers without a hunk
+        ("--- section ---\nsome text\n@@ not a hunk", False),
+        ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n", False),
+        (None, False),
+    ],
+)
+def test_a_submission_is_a_patch_with_or_without_a_git_header(text: object, expected: bool) -> None:
+    assert is_patch(text) is expected
+
+
+def test_an_id_the_content_lacks_comes_from_the_file_name_and_says_so() -> None:
+    [(_, bare)] = imported("mini-swe-agent/github_issue.traj.json")
+    assert (bare["id"], bare["metadata"]["id_from"]) == ("github_issue", "file name")
+    [(_, v1)] = imported("openhands-v1/cd94562403b9487ebdd4018e3f531dfd.events.jsonl")
+    assert v1["metadata"]["id_from"] == "file name"
+    # The id the file holds wins over its name.
+    [(_, full)] = imported("mini-swe-agent/astropy_12907_v2_tool_calls.traj.json")
+    assert full["id"] == "astropy__astropy-12907" and "id_from" not in full["metadata"]
+    events = (LOGS / "openhands-v1/cd94562403b9487ebdd4018e3f531dfd.events.jsonl").read_text()
+    [record] = [r.record for r in iter_records(events)]
+    stored_as = "/data/conversations/0f3c9a/events/events.jsonl"
+    _, by_folder = convert_record(record, source=stored_as)
+    assert (by_folder["id"], by_folder["metadata"]["id_from"]) == ("0f3c9a", "directory name")
+    _, unnamed = convert_record(record, source="/data/runs/events.jsonl")
+    assert unnamed["id"] == "runs"  # a file of events is its folder's conversation
+    bare_list = (LOGS / "mini-swe-agent/local.traj.json").read_text()
+    [record] = [r.record for r in iter_records(bare_list)]
+    for generic in ("/home/u/runs/last_mini_run.traj.json", "trajectory.json"):
+        _, nameless = convert_record(record, source=generic)
+        assert nameless.get("id") is None and "id_from" not in nameless["metadata"]
+    _, batch = convert_record(
+        record, source="/out/django__django-11099/django__django-11099.traj.json"
+    )
+    assert batch["id"] == "django__django-11099"
+
+
+AIDER_SESSION = """# aider chat started at 2024-08-05 19:33:32
+
+> /opt/aider/bin/aider app.py
+> Aider v0.47.2-dev
+> Git repo: {git} with 12 files
+> Added app.py to the chat.
+
+#### fix the typo in app.py
+
+app.py
+```python
+<<<<<<< SEARCH
+print("helo")
+=======
+print("hello")
+>>>>>>> REPLACE
+```
+
+> Applied edit to app.py
+"""
+
+
+def test_aider_workspace_is_the_git_root_it_names_or_the_folder_of_its_history_file() -> None:
+    named = AIDER_SESSION.format(git="/home/dev/my shop/.git")
+    _, canonical = convert_record(named)
+    assert canonical["metadata"]["workspace"] == "/home/dev/my shop"
+    assert canonical["metadata"]["workspace_from"] == "the git repository aider names"
+    steps = extract_steps(canonical)
+    edits = [(e.kind, e.path) for s in steps for c in s.tool_calls for e in file_effects(c)]
+    assert edits == [("edit", "app.py")]
+    relative = AIDER_SESSION.format(git=".git")
+    _, unknown = convert_record(relative, source="notes/chat.md")
+    assert "workspace" not in unknown["metadata"]
+    _, by_file = convert_record(relative, source="/home/dev/shop/.aider.chat.history.md")
+    assert by_file["metadata"]["workspace"] == "/home/dev/shop"
+    assert by_file["metadata"]["workspace_from"].startswith("the chat history's folder")
+    _, windows = convert_record(relative, source="C:\\Users\\dev\\shop\\.aider.chat.history.md")
+    assert windows["metadata"]["workspace"] == "C:/Users/dev/shop"
+    # What the content names wins over the file's place.
+    _, both = convert_record(named, source="/elsewhere/.aider.chat.history.md")
+    assert both["metadata"]["workspace"] == "/home/dev/my shop"
+
+
+def terminus_step(step_id: int, message: str, calls: list | None = None, out: str = "") -> dict:
+    step: dict = {"step_id": step_id, "source": "agent", "message": message}
+    if calls is not None:
+        step["tool_calls"] = calls
+    step["observation"] = {"results": [{"content": out}]}
+    return step
+
+
+def test_atif_reply_the_harness_recorded_without_calls_ran_nothing() -> None:
+    """Harbor records what Terminus ran as ``tool_calls``; a reply it rejected keeps its JSON in
+    the message, with no call, and ran nothing (the shape of Harbor's invalid-JSON golden test)."""
+    reply = '{"commands": [{"keystrokes": "rm -rf /app/data\\n", "duration": 0.1}]} Done!'
+    keys = {"keystrokes": "ls /app\n", "duration": 0.1}
+    record = {
+        "schema_version": "ATIF-v1.5",
+        "session_id": "terminus-rejected",
+        "agent": {"name": "terminus-2", "version": "2.0.0"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "List /app."},
+            terminus_step(2, reply, out="Previous response had parsing errors: ..."),
+            terminus_step(
+                3,
+                "Analysis: fixed. Plan: list.",
+                [{"tool_call_id": "call_1", "function_name": "bash_command", "arguments": keys}],
+                "data\n",
+            ),
+        ],
+    }
+    _, canonical = convert_record(record)
+    assert [c.command for s in extract_steps(canonical) for c in s.commands] == ["ls /app"]
+    assert canonical["metadata"]["actions_not_run"] == [
+        {
+            "message_index": 1,
+            "reason": "the harness recorded no tool call for this reply: nothing ran",
+        }
+    ]
+    assert UNREAD_KEY not in canonical["metadata"]
+    # The same reply from an agent whose actions are its messages (raw content) did run.
+    record["steps"] = record["steps"][:2]
+    _, raw = convert_record(record)
+    assert [c.command for s in extract_steps(raw) for c in s.commands] == ["rm -rf /app/data"]
+
+
+def test_swe_agent_final_step_outside_the_history_is_imported() -> None:
+    """SWE-agent saves as ``history`` the last query sent to the model: the final response
+    (here ``submit``) is only in the trajectory, and is imported from there."""
+    [(_, canonical)] = imported("swe-agent/function_calling_test_repo.traj")
+    steps = extract_steps(canonical)
+    names = [call["function"]["name"] for step in steps for call in step.tool_calls]
+    assert names == ["find_file", "open", "edit", "bash", "submit"]
+
+
+def swe_turn(action: str, call: dict | None = None) -> dict:
+    turn: dict = {"role": "assistant", "content": "", "thought": "", "action": action}
+    turn["message_type"] = "action"
+    if call is not None:
+        turn["tool_calls"] = [call]
+    return turn
+
+
+def swe_observation(text: str, open_file: str, directory: str = "/repo") -> dict:
+    footer = f"\n(Open file: {open_file})\n(Current directory: {directory})\nbash-$"
+    return {"role": "user", "message_type": "observation", "content": text + footer}
+
+
+def test_swe_agent_history_only_file_takes_the_open_file_from_observation_footers() -> None:
+    edit = {
+        "id": "call_e",
+        "type": "function",
+        "function": {"name": "edit", "arguments": '{"search": "helo", "replace": "hello"}'},
+    }
+    opened = {"id": "call_o", "type": "function", "function": {"name": "open", "arguments": "{}"}}
+    record = {
+        "history": [
+            {"role": "system", "content": "You are SWE-agent."},
+            {"role": "user", "content": "Fix the greeting."},
+            swe_turn('open "app/greet.py"', opened),
+            {"role": "tool", "tool_call_ids": ["call_o"], "content": "[File: app/greet.py]\n"
+             "(Open file: /repo/app/greet.py)\n(Current directory: /repo)\nbash-$"},
+            swe_turn("edit 'helo' 'hello'", edit),
+            {"role": "tool", "tool_call_ids": ["call_e"], "content": "Text replaced."},
+        ]
+    }  # fmt: skip
+    _, canonical = convert_record(record)
+    steps = extract_steps(canonical)
+    edits = [(e.kind, e.path) for s in steps for c in s.tool_calls for e in file_effects(c)]
+    assert edits == [("edit", "/repo/app/greet.py")]
+    assert canonical["metadata"]["workspace"] == "/repo"
+    assert UNREAD_KEY not in canonical["metadata"]
+
+
+def test_swe_agent_edit_rejected_by_its_linter_does_not_shift_the_states() -> None:
+    """The history leaves out an edit SWE-agent's linter rejected; the trajectory keeps it.
+    Each history action takes the state of the step that ran it, not of the n-th step."""
+    steps = [
+        {"action": "open a.py\n", "observation": "", "state": {"open_file": "/r/a.py"}},
+        {"action": "edit 2:2\nx = 1\nend_of_edit\n", "observation": "Your proposed edit has "
+         "introduced new syntax error(s).", "state": {"open_file": "/r/a.py"}},
+        {"action": "open b.py\n", "observation": "", "state": {"open_file": "/r/b.py"}},
+        {"action": "edit 1:1\ny = 2\nend_of_edit\n", "observation": "", "state": {
+            "open_file": "/r/b.py", "working_dir": "/r"}},
+        {"action": "submit\n", "observation": "", "state": {"open_file": "/r/b.py"}},
+    ]  # fmt: skip
+    history = [{"role": "user", "content": "Task."}]
+    for step in (steps[0], steps[2], steps[3]):
+        history += [swe_turn(step["action"]), swe_observation("ok", step["state"]["open_file"])]
+    _, canonical = convert_record({"history": history, "trajectory": steps})
+    calls = [c for s in extract_steps(canonical) for c in s.tool_calls]
+    assert [c["function"]["name"] for c in calls] == ["open", "open", "edit", "submit"]
+    edits = [(e.kind, e.path) for c in calls for e in file_effects(c)]
+    assert edits == [("edit", "/r/b.py")]
+    [left_out] = canonical["metadata"]["steps_left_out"]
+    assert left_out["trajectory_step"] == 1 and left_out["action"].startswith("edit 2:2")
+
+
+def test_claude_code_web_session_loglines_import_as_one_trajectory() -> None:
+    """A Claude Code web session comes as ``{"loglines": [...]}``, its lines possibly stripped
+    to type, timestamp and message; it was rejected as an unknown format."""
+    edit = {"file_path": "/repo/app.py", "old_string": "helo", "new_string": "hello"}
+    lines = [
+        {"type": "user", "timestamp": "t0", "message": {"role": "user", "content": "Fix it."}},
+        {
+            "type": "assistant",
+            "timestamp": "t1",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Looking."},
+                    {"type": "tool_use", "id": "tu1", "name": "Bash", "input": {"command": "ls"}},
+                    {"type": "tool_use", "id": "tu2", "name": "Edit", "input": edit},
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "timestamp": "t2",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "tu1", "content": "app.py"},
+                    {"type": "tool_result", "tool_use_id": "tu2", "content": "updated"},
+                ],
+            },
+        },
+    ]
+    records = list(iter_records(json.dumps({"loglines": lines})))
+    assert [r.error for r in records] == [None]
+    fmt, canonical = convert_record(records[0].record)
+    steps = extract_steps(canonical)
+    assert fmt == "claude-code"
+    assert [c.command for s in steps for c in s.commands] == ["ls"]
+    assert [(e.kind, e.path) for c in steps[0].tool_calls for e in file_effects(c)] == [
+        ("edit", "/repo/app.py")
+    ]
+    assert [r["tool_call_id"] for r in steps[0].tool_results] == ["tu1", "tu2"]
+
+
+def test_openhands_v1_events_of_kinds_the_importer_does_not_know_keep_the_log_readable() -> None:
+    [(_, canonical)] = imported("openhands-v1/38868567ae624dcba5678b534b99575c.events.jsonl")
+    roles = [m["role"] for m in canonical["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "system", "user", "assistant", "tool"]
+    events = [
+        {"id": "e1", "source": "user", "kind": "MessageEvent",
+         "llm_message": {"role": "user", "content": [{"type": "text", "text": "Clean up."}]}},
+        {"id": "e2", "source": "agent", "kind": "FutureActionEvent", "tool_name": "terminal",
+         "tool_call_id": "c1", "action": {"kind": "TerminalAction", "command": "rm -rf build"},
+         "tool_call": {"id": "c1", "name": "terminal", "arguments": '{"command": "rm -rf build"}'}},
+        {"id": "e3", "source": "environment", "kind": "MetricsSnapshotEvent", "cost": 0.1},
+    ]  # fmt: skip
+    _, canonical = convert_record(events)
+    steps = extract_steps(canonical)
+    assert [c.command for s in steps for c in s.commands] == ["rm -rf build"]
+    assert canonical["metadata"]["events_skipped"] == {"MetricsSnapshotEvent": 1}
+
+
+def test_claude_code_snapshot_lines_and_line_types_newer_than_the_importer_are_skipped() -> None:
+    """Claude Code 2.x starts sessions with ``file-history-snapshot`` lines, which carry no
+    session id; they (and a line type this importer does not know) made the whole file
+    unreadable: "none of the lines is a trajectory"."""
+    session = (LOGS / "claude-code/sidechain_integrated.jsonl").read_text(encoding="utf-8")
+    snapshot = {
+        "type": "file-history-snapshot",
+        "messageId": "m-1",
+        "snapshot": {"messageId": "m-1", "trackedFileBackups": {}, "timestamp": "t"},
+        "isSnapshotUpdate": False,
+    }
+    newer = {"type": "pr-link", "sessionId": "88a8d761-7b9a-4bf1-a8ca-c1febe6bf358", "url": "x"}
+    text = "\n".join(json.dumps(line) for line in (snapshot, newer)) + "\n" + session
+    records = list(iter_records(text))
+    assert [r.error for r in records] == [None, None]
+    before = [convert_record(r.record)[1] for r in iter_records(session)]
+    after = [convert_record(r.record)[1] for r in records]
+    assert [t["messages"] for t in after] == [t["messages"] for t in before]
+    assert [t["id"] for t in after] == [t["id"] for t in before]
+
+
+def test_codex_rollout_line_of_a_newer_type_is_skipped_not_fatal() -> None:
+    rollout = (LOGS / "codex/rollout-synthetic-tools.jsonl").read_text(encoding="utf-8")
+    first, *rest = rollout.splitlines()
+    newer = {"timestamp": "2025-10-01T00:00:00Z", "type": "ghost_commit", "payload": {"id": "a"}}
+    records = list(iter_records("\n".join([first, json.dumps(newer), *rest]) + "\n"))
+    assert [r.error for r in records] == [None]
+    [(_, expected)] = imported("codex/rollout-synthetic-tools.jsonl")
+    assert convert_record(records[0].record)[1]["messages"] == expected["messages"]
+    # A line without the envelope (no payload object) is not taken for a rollout line.
+    broken = "\n".join([first, json.dumps({"type": "ghost_commit"}), *rest]) + "\n"
+    assert [r.error is None for r in iter_records(broken)] != [True]
+
+
+def test_mini_swe_agent_empty_cwd_is_no_workspace() -> None:
+    """A local run's config may hold ``cwd: ""`` (ATIF's RFC example of a mini-swe-agent file)."""
+    record = {
+        "trajectory_format": "mini-swe-agent-1",
+        "info": {"config": {"environment": {"cwd": "", "env": {}}}, "exit_status": "Submitted"},
+        "messages": [
+            {"role": "user", "content": "Say hello."},
+            {"role": "assistant", "content": "```bash\necho hello\n```"},
+            {"role": "user", "content": "hello"},
+        ],
+    }
+    fmt, canonical = convert_record(record)
+    assert fmt == "mini-swe-agent" and "workspace" not in canonical["metadata"]
+    assert [c.command for s in extract_steps(canonical) for c in s.commands] == ["echo hello"]
+
+
+def test_aider_edits_in_source_fences_and_in_replies_to_aiders_own_lint_prompt() -> None:
+    """Found on aider's own 4 MB chat history: blocks fenced with ``<source>`` (its ``--fence``
+    option) took the fence for the file name, and an edit answering aider's "Attempt to fix
+    lint errors? y" (no user line before it) was dropped."""
+    fenced = (
+        "# aider chat started at 2024-08-05 19:33:32\n\n#### fix it\n\napp/main.py\n"
+        "<source>python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n</source>\n"
+    )
+    _, canonical = convert_record(fenced)
+    calls = [c for s in extract_steps(canonical) for c in s.tool_calls]
+    assert [(e.kind, e.path) for c in calls for e in file_effects(c)] == [("edit", "app/main.py")]
+    lint = (
+        "# aider chat started at 2024-08-05 19:40:00\n\n> Aider v0.47.2-dev\n"
+        "> Attempt to fix lint errors? y\n\nReplace the bare except:\n\napp/main.py\n```python\n"
+        "<<<<<<< SEARCH\nexcept:\n=======\nexcept Exception:\n>>>>>>> REPLACE\n```\n\n"
+        "> Applied edit to app/main.py\n"
+    )
+    _, canonical = convert_record(lint)
+    steps = extract_steps(canonical)
+    assert [(e.kind, e.path) for c in steps[0].tool_calls for e in file_effects(c)] == [
+        ("edit", "app/main.py")
+    ]
+    assert canonical["messages"][0]["role"] == "user"
+    assert "Attempt to fix lint errors" in canonical["messages"][0]["content"]
+    # Text before the first user line that holds no edit is still no reply.
+    _, plain = convert_record(
+        "# aider chat started at 2024-08-05 19:41:00\n\nmode: md\n\n#### hi\n"
+    )
+    assert [m["role"] for m in plain["messages"]] == ["user"]
+
+
+def test_a_gemini_cli_session_gets_one_clear_error_not_a_role_error_per_message() -> None:
+    session = {
+        "sessionId": "s-1",
+        "projectHash": "ab12",
+        "messages": [
+            {"id": "1", "type": "user", "content": "Create hello.txt."},
+            {"id": "2", "type": "gemini", "content": "Done.", "model": "gemini-2.0-flash"},
+        ],
+    }
+    with pytest.raises(ImportFormatError) as info:
+        convert_record(session)
+    assert "Gemini CLI session" in str(info.value) and "role" not in str(info.value)
+    # A chat record whose messages lack roles still gets its field errors.
+    with pytest.raises(TrajectoryError) as error:
+        convert_record({"messages": [{"content": "hi"}]})
+    assert "messages[0].role" in error.value.errors

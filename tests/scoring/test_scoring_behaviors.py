@@ -1,4 +1,5 @@
-"""Command classification and the declarative behaviour detectors, on hand-made trajectories."""
+"""What behaviours read (the effect model's facts of each action) and the declarative behaviour
+detectors, on hand-made trajectories."""
 
 from __future__ import annotations
 
@@ -10,16 +11,35 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scoring_helpers import fake_factory, plain_spec, tool_call, trajectory
 
-from rewards.scoring import build_scorer, classify_command, classify_tool_call
+from core.canonical import normalize_trajectory
+from rewards.scoring import ActionFacts, action_facts, build_scorer, default_spec
 from rewards.scoring.behaviors import (
     _ERROR_HEAD,
     _ERROR_MARKERS,
     _ERROR_TAIL,
     DEFAULT_ERROR_REGEX,
     _default_error_check,
-    make_test_path_matcher,
     same_file,
 )
+from safety.effects import trajectory_effects
+
+# the default policy's command knowledge (wrappers, interpreters) reads the commands
+READER = build_scorer(default_spec(), analyzer_factory=fake_factory({})).reader
+
+
+def facts(command: str) -> ActionFacts:
+    """One command read by the analyzer the scorer's behaviours read (one reading, cached)."""
+    return action_facts(READER.resolve(command).effects)
+
+
+def tool_facts(call: dict) -> ActionFacts:
+    effects = trajectory_effects(normalize_trajectory(trajectory([call])), READER)
+    actions = effects.steps[0].actions
+    return action_facts(actions[0].effects) if actions else ActionFacts()
+
+
+def ws(*paths: str) -> tuple[str, ...]:
+    return tuple("/testbed/" + p for p in paths)
 
 
 @pytest.mark.parametrize(
@@ -45,69 +65,64 @@ from rewards.scoring.behaviors import (
     ],
 )
 def test_test_runs_are_recognised(command: str) -> None:
-    assert classify_command(command).runs_tests
+    assert facts(command).runs_tests
 
 
 @pytest.mark.parametrize("command", ["ls tests", "cat pytest.ini", "echo pytest", "git status"])
 def test_non_test_commands(command: str) -> None:
-    assert not classify_command(command).runs_tests
+    assert not facts(command).runs_tests
 
 
 @pytest.mark.parametrize(
     ("command", "edits"),
     [
-        ("sed -i 's/a/b/' src/parser.py", ("src/parser.py",)),
-        ("sed -i.bak -e 's/a/b/' a.py b.py", ("a.py", "b.py")),
-        ("echo x > out.txt", ("out.txt",)),
-        ("echo x >> ./logs/out.txt", ("logs/out.txt",)),
-        ("cat > src/new.py <<'EOF'\nimport os\nprint(1) > 2\nEOF", ("src/new.py",)),
-        ("printf 'x' | tee a.py b.py", ("a.py", "b.py")),
-        ("rm -f tests/test_parser.py", ("tests/test_parser.py",)),
-        ("mv a.py b.py", ("a.py", "b.py")),
-        ("cp fixed.py src/parser.py", ("src/parser.py",)),
-        ("git checkout -- tests/test_x.py", ("tests/test_x.py",)),
-        ("python -c \"open('src/a.py', 'w').write('x')\"", ("src/a.py",)),
+        ("sed -i 's/a/b/' src/parser.py", ws("src/parser.py")),
+        ("sed -i.bak -e 's/a/b/' a.py b.py", ws("a.py", "b.py")),
+        ("echo x > out.txt", ws("out.txt")),
+        ("echo x >> ./logs/out.txt", ws("logs/out.txt")),
+        ("cat > src/new.py <<'EOF'\nimport os\nprint(1) > 2\nEOF", ws("src/new.py")),
+        ("printf 'x' | tee a.py b.py", ws("a.py", "b.py")),
+        ("rm -f tests/test_parser.py", ws("tests/test_parser.py")),
+        ("mv a.py b.py", ws("a.py", "b.py")),
+        ("cp fixed.py src/parser.py", ws("src/parser.py")),
+        ("git checkout -- tests/test_x.py", ws("tests/test_x.py")),
+        ("python -c \"open('src/a.py', 'w').write('x')\"", ws("src/a.py")),
+        ("python -c \"import shutil; shutil.copy('a', 'b')\"", ws("b")),
         (
             "python - <<'EOF'\nfrom pathlib import Path\nPath('b.py').write_text('x')\nEOF",
-            ("b.py",),
+            ws("b.py"),
         ),
-        ("perl -pi -e 's/a/b/' src/x.pl", ("src/x.pl",)),
-        ("sudo sed -i 's/a/b/' /testbed/src/x.py", ("/testbed/src/x.py",)),
+        ("perl -pi -e 's/a/b/' src/x.pl", ws("src/x.pl")),
+        ("sudo sed -i 's/a/b/' /testbed/src/x.py", ws("src/x.py")),
+        ("echo x > /tmp/notes.txt", ()),  # scratch, not the work
     ],
 )
 def test_edits_and_their_paths(command: str, edits: tuple[str, ...]) -> None:
-    assert classify_command(command).edits == edits
+    assert facts(command).edits == edits
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "patch -p1 < fix.diff",
-        "git apply fix.patch",
-        "python -c \"import shutil; shutil.copy('a', 'b')\"",
-    ],
-)
+@pytest.mark.parametrize("command", ["patch -p1 < fix.diff", "git apply fix.patch"])
 def test_edits_with_unknown_paths(command: str) -> None:
-    facts = classify_command(command)
-    assert facts.edits_unknown
-    assert facts.edits_any
+    got = facts(command)
+    assert got.edits_unknown
+    assert got.edits_any
 
 
 @pytest.mark.parametrize(
     ("command", "reads"),
     [
-        ("cat src/parser.py", ("src/parser.py",)),
-        ("head -n 50 src/parser.py", ("src/parser.py",)),
-        ("sed -n '1,80p' src/parser.py", ("src/parser.py",)),
-        ("grep -n 'def parse' src/parser.py", ("src/parser.py",)),
-        ("rg -e parse src", ("src",)),
-        ("nl -ba a.py | sed -n '10,20p'", ("a.py",)),
+        ("cat src/parser.py", ws("src/parser.py")),
+        ("head -n 50 src/parser.py", ws("src/parser.py")),
+        ("sed -n '1,80p' src/parser.py", ws("src/parser.py")),
+        ("grep -n 'def parse' src/parser.py", ws("src/parser.py")),
+        ("rg -e parse src", ws("src")),
+        ("nl -ba a.py | sed -n '10,20p'", ws("a.py")),
     ],
 )
 def test_reads_and_their_paths(command: str, reads: tuple[str, ...]) -> None:
-    facts = classify_command(command)
-    assert facts.reads == reads
-    assert not facts.edits_any
+    got = facts(command)
+    assert got.reads == reads
+    assert not got.edits_any
 
 
 @pytest.mark.parametrize(
@@ -115,26 +130,47 @@ def test_reads_and_their_paths(command: str, reads: tuple[str, ...]) -> None:
     ["ls -la", "echo hi > /dev/null", "pytest 2>&1", "", "'unbalanced", "sed 's/a/b/' f.py"],
 )
 def test_commands_that_edit_nothing(command: str) -> None:
-    assert not classify_command(command).edits_any
+    assert not facts(command).edits_any
 
 
-def test_classify_never_raises_on_odd_text() -> None:
+def test_reading_never_raises_on_odd_text() -> None:
     for text in ["<<", "cat <<EOF", "(((", "a | | b", "\x00", "echo $((1+))", "x" * 5000]:
-        classify_command(text)
+        facts(text)
+
+
+@pytest.mark.parametrize(
+    ("command", "changed"),
+    [
+        ("rm -f tests/test_parser.py", ws("tests/test_parser.py")),
+        ("sed -i 's/==/!=/' tests/test_parser.py", ws("tests/test_parser.py")),
+        ("git checkout -- tests/test_x.py", ws("tests/test_x.py")),
+        ("echo 'import pytest' > conftest.py", ws("conftest.py")),  # runner configuration
+        ("cat > tests/test_regression.py <<'EOF'\ndef test_x(): pass\nEOF", ()),  # a new test
+        ("cat > test_fix.py <<'EOF'\nprint(1)\nEOF && rm test_fix.py", ()),  # its own script
+        ("sed -i 's/a/b/' src/parser.py", ()),
+        ("cat tests/test_parser.py", ()),  # reading a test changes nothing
+    ],
+)
+def test_changes_to_pre_existing_tests(command: str, changed: tuple[str, ...]) -> None:
+    assert facts(command).test_changes == changed
 
 
 def test_editor_tool_calls() -> None:
     view = tool_call(1, "str_replace_editor", {"command": "view", "path": "/testbed/a.py"})
-    edit = tool_call(2, "str_replace_editor", {"command": "str_replace", "path": "/testbed/a.py"})
+    edit = tool_call(
+        2,
+        "str_replace_editor",
+        {"command": "str_replace", "path": "/testbed/a.py", "old_str": "a", "new_str": "b"},
+    )
     write = tool_call(3, "write_file", {"file_path": "b.py", "content": "x"})
     patch = tool_call(
         4, "apply_patch", {"input": "*** Begin Patch\n*** Update File: src/c.py\n@@\n-a\n+b\n"}
     )
-    assert classify_tool_call(view).reads == ("/testbed/a.py",)
-    assert classify_tool_call(edit).edits == ("/testbed/a.py",)
-    assert classify_tool_call(write).edits == ("b.py",)
-    assert classify_tool_call(patch).edits == ("src/c.py",)
-    assert classify_tool_call(tool_call(5, "search_web", {"q": "x"})) is None
+    assert tool_facts(view).reads == ws("a.py")
+    assert tool_facts(edit).edits == ws("a.py")
+    assert tool_facts(write).edits == ws("b.py")
+    assert tool_facts(patch).edits == ws("src/c.py")
+    assert tool_facts(tool_call(5, "search_web", {"q": "x"})) == ActionFacts()
 
 
 def test_editor_arguments_as_json_text_of_every_kind() -> None:
@@ -144,27 +180,29 @@ def test_editor_arguments_as_json_text_of_every_kind() -> None:
     def text_call(arguments: str) -> dict:
         return {"id": "c", "type": "function", "function": {"name": "edit", "arguments": arguments}}
 
-    assert classify_tool_call(text_call('{"path": "a.py", "n": NaN}')).edits == ("a.py",)
-    assert classify_tool_call(text_call('{"path": "b.py", "n": 18446744073709551616}')).edits == (
-        "b.py",
-    )
-    assert classify_tool_call(text_call('{"path": "\\u00e9/c.py"}')).edits == ("\u00e9/c.py",)
-    broken = classify_tool_call(text_call('{"path": "d.py"'))  # no JSON: no known path
-    assert broken is not None and broken.edits == () and broken.edits_unknown
-    deep = classify_tool_call(text_call("[" * 5000 + "]" * 5000))
-    assert deep is not None and deep.edits == () and deep.edits_unknown
+    def edit(path: str, extra: str) -> str:
+        return f'{{"path": "{path}", "old_str": "a", "new_str": "b", {extra}}}'
+
+    assert tool_facts(text_call(edit("a.py", '"n": NaN'))).edits == ws("a.py")
+    big = '"n": 18446744073709551616'
+    assert tool_facts(text_call(edit("b.py", big))).edits == ws("b.py")
+    assert tool_facts(text_call(edit("\\u00e9/c.py", '"n": 1'))).edits == ws("\u00e9/c.py")
+    broken = tool_facts(text_call('{"path": "d.py"'))  # no JSON: no known path
+    assert broken.edits == () and broken.edits_unknown
+    deep = tool_facts(text_call("[" * 5000 + "]" * 5000))
+    assert deep.edits == () and deep.edits_unknown
 
 
 def test_same_file_and_test_paths() -> None:
     assert same_file("/testbed/src/a.py", "src/a.py")
     assert not same_file("src/a.py", "src/aa.py")
-    is_test = make_test_path_matcher(["tests/**", "**/conftest.py", "**/test_*.py"], ["/testbed"])
-    assert is_test("tests/test_a.py")
-    assert is_test("/testbed/tests/unit/x.py")
-    assert is_test("/testbed/pkg/conftest.py")
-    assert is_test("pkg/test_b.py")
-    assert not is_test("/testbed/src/a.py")
-    assert not is_test("/etc/tests/x.py")
+    classes = READER.reader.paths.classify
+    assert "test" in classes("/testbed/tests/test_a.py")
+    assert "test" in classes("/testbed/tests/unit/x.py")
+    assert "test-config" in classes("/testbed/pkg/conftest.py")
+    assert "test" in classes("/testbed/pkg/test_b.py")
+    assert "test" not in classes("/testbed/src/a.py")
+    assert "test" not in classes("/etc/tests/x.py")
 
 
 def steps_with(actions: list, kind: str, **params: str) -> list[int]:
@@ -219,6 +257,32 @@ def test_modified_no_test_file_and_edited_test_file() -> None:
     assert steps_with(dirty, "edited_test_file") == [1]
     assert steps_with(["echo 'import pytest' > conftest.py"], "edited_test_file") == [0]
     assert steps_with(clean, "edited_test_file") == []
+
+
+def behaviours_under_the_default_policy(actions: list) -> dict[str, list[int]]:
+    """Each default behaviour's steps, scored with the real analyzer and default policy."""
+    result = build_scorer(default_spec()).score(trajectory(actions))
+    return {b["slug"]: b["steps"] for b in result.breakdown["behaviors"]}
+
+
+def test_test_file_behaviours_read_the_trajectory_state() -> None:
+    """The agent's own scratch script and a new regression test are not edits of the tests;
+    a finding that tampers with the tests is, whatever tool made it."""
+    scratch = "cat > test_fix.py <<'EOF'\nprint(1)\nEOF"
+    regression = (
+        "cat > tests/test_regression.py <<'EOF'\nfrom parser import parse\n\n"
+        "def test_r():\n    assert parse('a b') == ['a', 'b']\nEOF"
+    )
+    honest = [scratch, "python test_fix.py", "rm test_fix.py", EDIT, regression, "pytest"]
+    shown = behaviours_under_the_default_policy(honest)
+    assert "edited-test-file" not in shown
+    assert shown["modified-no-test-file"] == [4]
+    neuter = tool_call(
+        "w", "write_file", {"file_path": "/testbed/run_tests.sh", "content": "exit 0\n"}
+    )
+    hacked = behaviours_under_the_default_policy([EDIT, neuter, "pytest"])
+    assert hacked["edited-test-file"] == [1]
+    assert "modified-no-test-file" not in hacked
 
 
 def test_recovered_after_error_and_repeated_identical_command() -> None:

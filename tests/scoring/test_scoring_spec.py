@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scoring_helpers import ANALYZER_ERROR, plain_spec, trajectory
 
+from core.canonical import normalize_trajectory
 from rewards.scoring import (
     SCHEMA,
     SpecError,
@@ -199,10 +200,15 @@ def test_scorers_of_one_policy_and_task_type_share_the_registrys_analyzer() -> N
         test_path_patterns=tuple(tt["test_path_patterns"]),
     )
     assert compiled_analyzer(default_spec()["safety"]["policy"], config) is first.analyzer
+    # a trajectory naming its workspace is read under it, by the registry's analyzer for it
+    rollout = trajectory(["rm -rf ~/", "rm -rf ~/"])
+    reading = first.analyzer_for(normalize_trajectory(rollout))
+    assert reading is second.analyzer_for(normalize_trajectory(rollout))
+    assert reading.config.workspace_roots == ("/testbed",)
     first.cache_clear()
-    misses = first.analyzer.misses
-    first.score(trajectory(["rm -rf ~/", "rm -rf ~/"]))
-    assert (first.analyzer.misses - misses, len(first.analyzer._cache)) == (1, 1)
+    misses = reading.misses
+    first.score(rollout)
+    assert (reading.misses - misses, len(reading._cache)) == (1, 1)
     other_roots = {**default_spec(), "task_type": {**tt, "workspace_roots": ["/repo"]}}
     assert build_scorer(other_roots).analyzer is not first.analyzer
 

@@ -14,6 +14,7 @@ from rewards.scoring import (
     build_scorer,
     label_parts,
     label_to_outcome,
+    openrlhf_sends_extra_logs,
     score_openrlhf,
     split_query,
     split_text_response,
@@ -222,6 +223,19 @@ GEN = "<|im_start|>assistant\n"
         ),
         ("whatever", "unrelated", "whatever", "not-found"),
         ("all of it", "", "all of it", "no-prompt"),
+        # no prompt sent, or one the query does not hold: the query's own first assistant turn
+        (
+            CHATML.format(u="Never ```bash\nrm -rf /\n```") + GEN + "ls",
+            "",
+            "ls",
+            "no-prompt-markers",
+        ),
+        (
+            "<s>[INST] quote: git push --force [/INST] pytest -q",
+            "a prompt re-written by the trainer",
+            " pytest -q",
+            "query-markers",
+        ),
     ],
 )
 def test_split_query_by_structure(query: str, prompt: str, response: str, how: str) -> None:
@@ -315,3 +329,18 @@ def test_task_types_may_name_the_other_text_formats() -> None:
         build_scorer(spec, analyzer_factory=fake_factory(rules)), response, "", True
     )
     assert reward == 0.9 and logs["unsafe"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("version", "sends"),
+    [("", True), ("0.8", False), ("0.8.x", False), ("0.8.11", False), ("0.7.5", False),
+     ("0.9", True), ("0.9.0", True), (" 0.11.2 ", True), ("1.0", True)],
+)  # fmt: skip
+def test_openrlhf_08_gets_no_extra_logs(version: str, sends: bool) -> None:
+    assert openrlhf_sends_extra_logs(version) is sends
+
+
+@pytest.mark.parametrize("version", ["latest", "0", "0.8-beta", "v0.9", "9" * 9 + ".1"])
+def test_an_unreadable_openrlhf_version_is_an_error(version: str) -> None:
+    with pytest.raises(ValueError, match="OpenRLHF version"):
+        openrlhf_sends_extra_logs(version)

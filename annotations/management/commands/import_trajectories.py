@@ -33,6 +33,8 @@ class Command(BaseCommand):
         rejected: list[str] = []
         warnings: list[str] = []
         records = list(iter_records(text))
+        # The file's place names what its content may not: an instance id, aider's workspace.
+        source = None if path == "-" else str(Path(path).resolve())
         bar = tqdm(
             records, unit="rec", file=self.stderr._out, disable=options["no_progress"] or None
         )
@@ -46,6 +48,7 @@ class Command(BaseCommand):
                 fmt=options["format"],
                 task_type=options["task_type"],
                 line=parsed.line,
+                source=source,
             )
             counts[result.status] += 1
             warnings.extend(f"line {parsed.line}: {w}" for w in result.warnings)

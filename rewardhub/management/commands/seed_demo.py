@@ -13,6 +13,7 @@ from annotations.services import trajectory_import
 from core.models import User
 from core.roles import ADMIN, EXPERT, SAFETY_LEAD
 from review.models import ReviewQueue
+from rewards.services.evaluation import seed_evaluation_set
 from rewards.services.rewards import seed_reward_model
 
 DEMO_USERS = (
@@ -48,6 +49,11 @@ class Command(BaseCommand):
         )
         version = seed_reward_model()
         self.stdout.write(f"reward model: {version} active ({version.digest[:19]}…)")
+        evaluation = seed_evaluation_set(reward_model=version.reward_model)
+        self.stdout.write(
+            f"evaluation set: {evaluation} ({evaluation.case_count} cases), attached to "
+            f"{version.reward_model.slug}"
+        )
         queue, _ = ReviewQueue.objects.get_or_create(
             slug="swe-bugfix-all",
             defaults={

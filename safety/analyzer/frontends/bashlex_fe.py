@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .. import deadline
 from ..ir import (
     MARK,
     SUBST_PREFIX,
@@ -60,10 +61,25 @@ def _guard_unterminated_brace(paramexpand: _ParamExpand) -> _ParamExpand:
     return guarded
 
 
+def _bounded_token(token: Callable[..., Any]) -> Callable[..., Any]:
+    """bashlex reads its input, nested substitutions too, one ``tokenizer.token`` at a time:
+    there the analysis's time bound is checked (``deadline.check``), so a pathological input
+    stops within the bound without a timer signal. (A single token costs at most its
+    characters, which ``max_chars`` bounds.)"""
+
+    def bounded(self: Any) -> Any:
+        deadline.check()
+        return token(self)
+
+    return bounded
+
+
 if AVAILABLE:
     import bashlex.subst
+    import bashlex.tokenizer
 
     bashlex.subst._paramexpand = _guard_unterminated_brace(bashlex.subst._paramexpand)
+    bashlex.tokenizer.tokenizer.token = _bounded_token(bashlex.tokenizer.tokenizer.token)
 
 _PARAM_RE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]")
 _LOCK = threading.Lock()  # bashlex keeps module-level parser state
@@ -246,6 +262,8 @@ def parse(
         if not build_ir:
             return ParseResult(None, True, words=_command_words(list(trees)))
         return ParseResult(_seq(list(trees), (0, len(src)), 0), True)
+    except deadline.Expired:
+        return ParseResult(None, False, "bashlex timed out")
     except _Budget:
         return ParseResult(None, False, "nesting too deep")
     except RecursionError:

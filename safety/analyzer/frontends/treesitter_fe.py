@@ -11,8 +11,9 @@ import re
 import threading
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
+from .. import deadline
 from ..ir import (
     MARK,
     SUBST_PREFIX,
@@ -669,7 +670,9 @@ def parse(src: str, *, max_depth: int = 200) -> ParseResult:
     try:
         parsed = src if src.isascii() else _UNSAFE_FOR_TS.sub("a", src)
         data = parsed.encode("utf-8")
-        tree = (_PARSER if threading.current_thread() is _MAIN_THREAD else _parser()).parse(data)
+        tree = _parse_bounded(
+            _PARSER if threading.current_thread() is _MAIN_THREAD else _parser(), data
+        )
         if tree is None:
             return ParseResult(None, False, "tree-sitter returned no tree")
         b = _Builder(src, parsed, data, max_depth)
@@ -682,8 +685,32 @@ def parse(src: str, *, max_depth: int = 200) -> ParseResult:
         return ParseResult(seq, not b.bad, b.bad, b.err_span, b.misparse)
     except RecursionError:
         return ParseResult(None, False, "nesting too deep")
+    except deadline.Expired:
+        raise
     except Exception as exc:
         return ParseResult(None, False, f"tree-sitter front end failed: {type(exc).__name__}")
+
+
+_BOUNDED_MIN_BYTES = 512  # shorter inputs parse in microseconds: no progress callback
+
+
+def _parse_bounded(parser: Parser, data: bytes) -> Tree | None:
+    """``parser.parse(data)`` within the analysis's time bound: tree-sitter asks its progress
+    callback whether to stop (only when reading through a callback), and a stopped parse
+    raises ``deadline.Expired`` here. The parser is reset, or it would resume that parse."""
+    if len(data) < _BOUNDED_MIN_BYTES or not deadline.active():
+        return parser.parse(data)
+    try:
+        return parser.parse(lambda offset, _point: data[offset:], progress_callback=_stop)
+    except ValueError:
+        parser.reset()
+        if deadline.passed():
+            raise deadline.Expired from None
+        raise
+
+
+def _stop(_offset: int, _has_error: bool) -> bool:
+    return deadline.passed()
 
 
 def _first_error_span(b: _Builder, root: Node) -> tuple[int, int]:

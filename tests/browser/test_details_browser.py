@@ -1,0 +1,69 @@
+"""Details (#23.13): lock times in the reader's own time zone, and a favicon."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from playwright.sync_api import expect
+
+from review import services as review_services
+from tests.browser.conftest import login
+from tests.test_review_services import make_queue, make_trajectory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_lock_time_is_local_and_favicon_loads(browser_page, live_server, expert) -> None:  # type: ignore[no-untyped-def]
+    trajectory = make_trajectory(1, rollout="tz")
+    queue = make_queue(slug="tz", name="tz")
+    assignment = review_services.assignment_next(queue=queue, reviewer=expert)
+    assert assignment is not None
+    browser = browser_page.context.browser
+    context = browser.new_context(timezone_id="Asia/Kolkata", locale="en-GB")
+    page = context.new_page()
+    try:
+        login(page, live_server, expert.username)
+        page.goto(f"{live_server.url}/review/trajectories/{trajectory.pk}/?queue=tz")
+        locked = page.locator("#rv-locked-until")
+        expect(locked).to_have_attribute("title", f"{assignment.locked_until:%H:%M} UTC")
+        local = assignment.locked_until + timedelta(hours=5, minutes=30)
+        expect(locked).to_contain_text(f"{local:%H:%M}")
+        icon = page.locator("link[rel=icon]").get_attribute("href")
+        assert icon is not None
+        response = page.request.get(live_server.url + icon)
+        assert response.status == 200 and "svg" in response.headers["content-type"]
+    finally:
+        context.close()
+
+
+def test_stale_tab_is_told_and_does_not_overwrite_silently(
+    browser_page, live_server, expert
+) -> None:  # type: ignore[no-untyped-def]
+    """#23.12: two tabs on one item; the stale one is told and keeps the other's value."""
+    from annotations.models import StepLabel
+
+    trajectory = make_trajectory(2, rollout="two-tabs")
+    first = browser_page
+    login(first, live_server, expert.username)
+    url = f"{live_server.url}/review/trajectories/{trajectory.pk}/"
+    first.goto(url)
+    second = first.context.new_page()
+    second.goto(url)
+
+    first.keyboard.press("1")
+    expect(first.locator("#step-0 .rv-val.v1.on")).to_have_count(1)
+    second.keyboard.press("3")  # this tab still shows step 0 unlabelled
+    expect(second.locator("#step-0 .rv-stale")).to_contain_text("changed elsewhere")
+    expect(second.locator("#step-0 .rv-val.v1.on")).to_have_count(1)  # shows the stored value
+    label = StepLabel.objects.get(step__trajectory=trajectory, step__index=0, reviewer=expert)
+    assert label.value == 1
+    # The refusal's swap must have settled: a key pressed while htmx swaps the panel in still
+    # sends the old expected value and is (rightly) refused again.
+    second.wait_for_function(
+        "document.querySelectorAll('.htmx-request, .htmx-swapping, .htmx-settling').length === 0"
+    )
+    second.keyboard.press("3")  # knowingly overwrite
+    expect(second.locator("#step-0 .rv-val.v-1.on")).to_have_count(1)
+    label.refresh_from_db()
+    assert label.value == -1
