@@ -17,6 +17,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from concurrent import futures
 from typing import Any
 
@@ -146,16 +147,37 @@ class SheddingInlineWorker(ThreadWorker):
     in the thread.
     """
 
-    # A request that waited this long for the process found it busy: its connection is closed
-    # after the answer, so the client's next request can go to a process that is free (one
-    # thread per process makes keep-alive connections piled on one process cost the most).
-    CLOSE_AFTER_WAIT = 0.002
+    # A request that waited this long while the thread served other connections found the
+    # process busy: its connection is closed after the answer, so the client's next request
+    # can go to a process that is free (one thread per process makes keep-alive connections
+    # piled on one process cost the most).
+    CLOSE_AFTER_BUSY = 0.002
+    # The kernel's wait reading (``request_wait``) counts whole clock ticks: 4 ms at the usual
+    # server HZ=250, so a 1 ms wait can read 4 ms. Only an overlap past one tick is believed.
+    KERNEL_TICK = 0.004
+
+    _last_conn: Any = None  # the connection of the request the thread served last
+    _last_done = 0.0  # when it finished (monotonic)
+    _found_busy = False  # the request being served waited for another connection's
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
         after = getattr(self.wsgi, "close_after_seconds", 0)
         if after and after > 0:
-            self.wsgi = _CloseAfterSlow(self.wsgi, after, self.CLOSE_AFTER_WAIT)
+            self.wsgi = _CloseAfterSlow(self.wsgi, after, found_busy=lambda: self._found_busy)
+
+    def _waited_for_others(self, conn: Any, wait: float | None) -> bool:
+        """Whether this request arrived while the thread was serving another connection's,
+        and waited at least ``CLOSE_AFTER_BUSY`` for it to finish.
+
+        Read from the thread's own record, not from the wait alone: on a loaded machine the
+        scheduler delays even an idle process by milliseconds, which says nothing about this
+        process being the wrong one to talk to. A request on the connection the thread just
+        served cannot have waited for it (its client sent it after reading the answer)."""
+        if wait is None or wait == SHED or conn is self._last_conn:
+            return False
+        arrived = time.monotonic() - wait
+        return self._last_done - arrived >= self.CLOSE_AFTER_BUSY + self.KERNEL_TICK
 
     def get_thread_pool(self) -> Any:
         return futures.ThreadPoolExecutor(max_workers=1)  # never used: requests run inline
@@ -170,6 +192,35 @@ class SheddingInlineWorker(ThreadWorker):
         finally:
             self._depth = None
 
+    def murder_pending(self) -> None:
+        self._expire(self.pending_conns)
+
+    def murder_keepalived(self, force: bool = False) -> None:
+        if force:
+            super().murder_keepalived(force=True)
+        else:
+            self._expire(self.keepalived_conns)
+
+    def _expire(self, conns: Any) -> None:
+        """gthread's expiry of connections waiting in the poller (``keepalive`` seconds),
+        except one whose request has arrived: with one thread, a burst keeps the loop busy
+        longer than that, and closing such a connection unread resets it. It is kept for the
+        next turn of the loop, which serves it."""
+        now = time.monotonic()
+        kept = []
+        while conns and conns[0].timeout <= now:
+            conn = conns.popleft()
+            if _has_data(conn.sock):
+                kept.append(conn)
+                continue
+            with contextlib.suppress(OSError, KeyError, ValueError):
+                self.poller.unregister(conn.sock)
+            self.nr_conns -= 1
+            conn.close()
+        for conn in kept:
+            conn.set_timeout()
+            conns.append(conn)
+
     def enqueue_req(self, conn: Any) -> None:
         done: futures.Future[Any] = futures.Future()
         if not conn.initialized and not conn.data_ready and not conn.wait_for_data(0):
@@ -177,6 +228,7 @@ class SheddingInlineWorker(ThreadWorker):
         else:
             wait = SHED if getattr(self, "_depth", None) is not None else request_wait(conn.sock)
             self._depth = None
+            self._found_busy = self._waited_for_others(conn, wait)
             set_queue_wait(wait)
             try:
                 done.set_result(self.handle(conn))
@@ -184,7 +236,17 @@ class SheddingInlineWorker(ThreadWorker):
                 done.set_exception(exc)
             finally:
                 set_queue_wait(None)
+                self._found_busy = False
+                self._last_conn, self._last_done = conn, time.monotonic()
         self.finish_request(conn, done)
+
+
+def _has_data(sock: Any) -> bool:
+    """Whether ``sock`` has bytes to read (a request that arrived), without reading them."""
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except OSError:
+        return False
 
 
 def close_quickly(sock: Any) -> None:
@@ -223,11 +285,13 @@ class _CloseAfterSlow:
     request that slow.
     """
 
-    def __init__(self, app: Any, after: float, after_wait: float = 0.0) -> None:
+    def __init__(
+        self, app: Any, after: float, found_busy: Callable[[], bool] | None = None
+    ) -> None:
         self.app = app
         self.after = after
-        # > 0: also close when the request waited this long for the process (it is busy)
-        self.after_wait = after_wait
+        # also close when the worker says this request waited for others' (it is busy)
+        self.found_busy = found_busy
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.app, name)  # max_queue and the like, read by the worker
@@ -238,7 +302,7 @@ class _CloseAfterSlow:
         wait = queue_wait() or 0.0
         wait = 0.0 if wait == SHED else wait
         started = time.monotonic() - wait
-        busy = 0 < self.after_wait <= wait
+        busy = self.found_busy is not None and self.found_busy()
 
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             response = getattr(start_response, "__self__", None)  # gunicorn's Response

@@ -87,6 +87,33 @@ def test_kernel_figures() -> None:
             c.close()
 
 
+def test_found_busy_is_read_from_the_threads_own_record() -> None:
+    """Only a wait for another connection's request, past one kernel tick, counts as busy:
+    a scheduler delay on an idle process or the client's own previous request does not."""
+    from rewardhub.gunicorn_workers import SheddingInlineWorker
+
+    worker = SheddingInlineWorker.__new__(SheddingInlineWorker)
+    ours, other = object(), object()
+    tick = SheddingInlineWorker.KERNEL_TICK
+    busy = SheddingInlineWorker.CLOSE_AFTER_BUSY
+    now = time.monotonic()
+    # The thread served another connection until 50 ms ago; our request arrived after that,
+    # then waited 40 ms for a loaded machine's scheduler: not busy.
+    worker._last_conn, worker._last_done = other, now - 0.05
+    assert not worker._waited_for_others(ours, 0.04)
+    # It arrived 100 ms ago, while the other connection's request ran for 50 ms more: busy.
+    assert worker._waited_for_others(ours, 0.1)
+    # A reading one tick long with the other request done just after: within the kernel's
+    # resolution, so not believed.
+    worker._last_done = time.monotonic() - 0.0005
+    assert not worker._waited_for_others(ours, tick)
+    assert worker._waited_for_others(ours, tick + busy + 0.01)
+    # The connection the thread served last: its client sent this after reading the answer.
+    worker._last_conn = ours
+    assert not worker._waited_for_others(ours, 0.1)
+    assert not worker._waited_for_others(other, None)
+
+
 def test_inline_keeps_quick_connections_alive(start: Callable[..., int]) -> None:
     port = start("inline")
     conn = http.client.HTTPConnection(HOST, port, timeout=10)
@@ -144,3 +171,28 @@ def test_inline_closes_a_connection_whose_request_found_the_process_busy(start) 
     assert get(port, 0, quick)[1]["connection"] == "close"
     slow.join()
     quick.close()
+
+
+def test_a_request_that_arrived_while_the_process_was_busy_is_served_not_cut(
+    start: Callable[..., int],
+) -> None:
+    """A connection accepted before its request arrived waits in the poller for gthread's
+    keep-alive time (2 s). If the one thread was busy longer than that and the request came
+    meanwhile, the connection must be served, not closed with the request unread (a reset:
+    a burst's clients saw hundreds)."""
+    import socket
+
+    port = start("inline")
+    early = socket.create_connection((HOST, port), timeout=10)  # accepted, nothing sent yet
+    time.sleep(0.3)
+    busy = threading.Thread(target=get, args=(port, 3000))  # the thread is busy for 3 s
+    busy.start()
+    time.sleep(0.3)
+    early.sendall(f"GET /?ms=0 HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+    try:
+        answer = early.recv(4096)
+    except ConnectionResetError:
+        answer = b"reset"
+    busy.join()
+    early.close()
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:80]
