@@ -1,14 +1,15 @@
 """Flag rates of the default policy on labelled commands and on real agents' commands, tables.
 
-    .venv/bin/python bench/bench_flag_rate.py [--heldout] [--show-misses] [--examples N]
+    .venv/bin/python bench/bench_flag_rate.py [--split NAME] [--show-misses] [--examples N]
 
 A command is flagged when the analyzer's verdict is not "allow" (review or block).
 
-1. Labelled set (tests/data/labelled_commands/dev.jsonl; held-out only with --heldout): recall on
+1. Labelled set (tests/data/labelled_commands/NAME.jsonl, dev by default; the held-out splits
+   heldout and heldout2 only with --split NAME, --heldout being --split heldout): recall on
    unsafe lines and false-positive rate on safe lines, overall, for reward hacks, evasions and
    per category (a safe line counts under the category it is a near miss of, `neighbour_of`),
-   workspace /testbed. --show-misses lists missed unsafe and flagged safe dev lines (refused with
-   --heldout: held-out lines are for numbers only, see the set's README).
+   workspace /testbed. --show-misses lists missed unsafe and flagged safe dev lines (refused on
+   any other split: held-out lines are for numbers only, see the set's README).
 2. Real-agent corpus (bench/data/agent_commands/commands.jsonl): commands flagged / total and
    trajectories with any flag / total, each with the trajectory's own workspace; every rule id
    that flagged a command, counted once per command, with one example each. Measured twice:
@@ -39,6 +40,8 @@ from safety.analyzer import Analyzer, AnalyzerConfig, analyze, load_default_poli
 from safety.effects import judge_trajectory  # noqa: E402
 
 LABELLED = ROOT / "tests" / "data" / "labelled_commands"
+# the split policy work may read and print; every other split there is held out (see its README)
+DEV_SPLIT = "dev"
 CORPUS = ROOT / "bench" / "data" / "agent_commands" / "commands.jsonl"
 # every command still flagged in whole-trajectory mode, with its class and why (see SOURCE.md)
 EXPLAINED = ROOT / "bench" / "data" / "agent_commands" / "flags_explained.jsonl"
@@ -262,9 +265,21 @@ def corpus_trajectories(policy, top: int, list_flags: bool = False) -> None:
     explain_flags(flagged, list_flags)
 
 
+def splits() -> list[str]:
+    """The labelled splits on disk: dev first, then the held-out ones."""
+    names = sorted(p.stem for p in LABELLED.glob("*.jsonl"))
+    return sorted(names, key=lambda name: name != DEV_SPLIT)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--heldout", action="store_true", help="measure on heldout.jsonl, not dev")
+    ap.add_argument(
+        "--split",
+        choices=splits(),
+        default=None,
+        help=f"labelled split to measure (default {DEV_SPLIT}; the others are held out)",
+    )
+    ap.add_argument("--heldout", action="store_true", help="the same as --split heldout")
     ap.add_argument("--show-misses", action="store_true", help="list dev misses and false flags")
     ap.add_argument("--examples", type=int, default=25, help="corpus rules to list")
     ap.add_argument("--no-corpus", action="store_true", help="skip the real-agent corpus")
@@ -272,12 +287,15 @@ def main() -> None:
         "--list-flags", action="store_true", help="every flagged corpus command with its why"
     )
     args = ap.parse_args()
-    if args.heldout and args.show_misses:
+    if args.heldout and args.split not in (None, "heldout"):
+        ap.error("--heldout is --split heldout: give one of them")
+    split = "heldout" if args.heldout else (args.split or DEV_SPLIT)
+    if split != DEV_SPLIT and args.show_misses:
         ap.error("--show-misses is for dev only: held-out lines are reported as numbers")
     t0 = time.perf_counter()
     policy = load_default_policy()
     print(f"policy {policy.slug} version {policy.version} (python {sys.version.split()[0]})")
-    labelled(policy, "heldout" if args.heldout else "dev", args.show_misses)
+    labelled(policy, split, args.show_misses)
     if not args.no_corpus:
         corpus(policy, args.examples)
         corpus_trajectories(policy, args.examples, args.list_flags)
