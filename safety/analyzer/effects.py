@@ -32,8 +32,8 @@ from typing import Any, ClassVar
 from .config import AnalyzerConfig
 from .ir import MARK
 from .policy import Resolution
-from .resolve import CODE_VIA, DYN, Cmd, RRedirect, abspath, shown
-from .vocabulary import glob_regex
+from .resolve import CODE_VIA, DYN, LOOP_VIA, Cmd, RRedirect, abspath, shown
+from .vocabulary import GLOB_CHARS, glob_regex, globs_overlap
 
 Span = tuple[int, int]
 CONTENT_LIMIT = 100_000  # characters of known content kept per effect (tool calls can be large)
@@ -282,7 +282,7 @@ class PathClassifier:
         self.shared_rx = union_regex(cfg.shared_config_patterns)
         home = cfg.home.rstrip("/")
 
-        def abs_union(name: str) -> re.Pattern[str] | None:
+        def absolute(name: str) -> list[str]:
             out = []
             for p in res.path_classes.get(name, []):
                 if p.startswith("~/"):
@@ -290,13 +290,23 @@ class PathClassifier:
                     out.extend([home + "/" + rest, "/root/" + rest, "/home/*/" + rest])
                 else:
                     out.append(p)
-            return union_regex(out)
+            return out
+
+        def abs_union(name: str) -> re.Pattern[str] | None:
+            return union_regex(absolute(name))
 
         self.cred_rx = abs_union("credential")
+        self.cred_globs = tuple(absolute("credential"))
         self.persist_rx = abs_union("persistence")
         self.scratch_rx = abs_union("scratch")
         self.harness_rx = abs_union("harness")
         self.packages_rx = abs_union("packages")
+
+    def credential(self, p: str) -> bool:
+        """A credential file, or a glob the shell may expand to one (``cat ~/.net?c``)."""
+        if self.cred_rx is not None and self.cred_rx.match(p):
+            return True
+        return not GLOB_CHARS.isdisjoint(p) and any(globs_overlap(p, g) for g in self.cred_globs)
 
     def rel(self, p: str) -> str | None:
         """The path relative to the workspace root holding it ("" for a root), or None."""
@@ -338,7 +348,7 @@ class PathClassifier:
         out: list[str] = []
         if is_device(p):
             out.append("device")
-        if self.cred_rx is not None and self.cred_rx.match(p):
+        if self.credential(p):
             out.append("credential")
         if self.persist_rx is not None and self.persist_rx.match(p):
             out.append("persistence")
@@ -1468,7 +1478,8 @@ def _h_sleep(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         if m:
             total += float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
     if total >= _SLEEP_UNBOUNDED_S:
-        out.append(ProcessEffect(op="sleep", unbounded=True, detail=" ".join(cmd.argv[1:])))
+        detail = "an endless loop" if LOOP_VIA in cmd.via else " ".join(cmd.argv[1:])
+        out.append(ProcessEffect(op="sleep", unbounded=True, detail=detail, span=cmd.span))
 
 
 def _h_tail(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
@@ -1900,6 +1911,77 @@ _OPEN_RE = re.compile(
     r"\bopen\(" + _arg("a") + r"""\s*,\s*(?:mode\s*=\s*)?['"](?P<mode>[rwaxbt+]+)['"][^)]*\)"""
     r"(?P<tail>\.(?:write\((?P<w>[^)]{0,40})\)|close\(\)))?"
 )
+_SITE_EXPR = re.compile(
+    r"__file__|__path__|getsitepackages|getusersitepackages|sysconfig|"
+    r"site-packages|dist-packages|sys\.prefix|sys\.base_prefix"
+)
+_SITE_STANDIN = "/usr/local/lib/python3/site-packages/__module__"
+
+
+_PATH_FN_RE = re.compile(r"(?:os\.path|posixpath)\.(join|abspath|realpath|normpath)\((.*)\)", re.S)
+_STR_LITERAL_RE = re.compile(r"""[rbuRBU]?(['"])([^'"\\\n]*)\1""")
+_PATH_ASSIGN_RE = re.compile(
+    r"(?m)^[ \t]*([A-Za-z_]\w*)\s*=\s*((?:os\.path|posixpath)\.\w+\(.*\))\s*$"
+)
+
+
+def _split_args(text: str) -> list[str]:
+    """A call's argument text split at its top-level commas."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [a.strip() for a in out if a.strip()]
+
+
+def _path_expr(expr: str, names: dict[str, str]) -> str | None:
+    """The path a Python expression makes when it is built from literals and names assigned
+    earlier (``os.path.join(base, 'a.py')``, ``os.path.abspath('Temp')``), else None."""
+    expr = expr.strip()
+    lit = _STR_LITERAL_RE.fullmatch(expr)
+    if lit:
+        return lit.group(2)
+    if expr.isidentifier():
+        return names.get(expr)
+    m = _PATH_FN_RE.fullmatch(expr)
+    if m is None:
+        return None
+    parts = [_path_expr(a, names) for a in _split_args(m.group(2))]
+    if not parts or any(p is None for p in parts):
+        return None
+    if m.group(1) != "join":
+        return parts[0] if len(parts) == 1 else None
+    out = ""
+    for part in parts:
+        assert part is not None
+        out = part if part.startswith("/") or not out else out.rstrip("/") + "/" + part
+    return out or None
+
+
+def _computed_opens(code: str) -> list[tuple[str, str]]:
+    """``open(EXPR, MODE)`` calls whose path is an expression (a call, a join: what
+    ``_OPEN_RE`` cannot read), as (the expression's text, the mode)."""
+    out: list[tuple[str, str]] = []
+    for m in re.finditer(r"\bopen\(", code):
+        depth, end = 1, m.end()
+        while end < len(code) and depth and end - m.end() < 2000:
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            end += 1
+        args = _split_args(code[m.end() : end - 1]) if depth == 0 else []
+        if len(args) < 2 or "(" not in args[0]:
+            continue  # a literal or a plain name: read by _OPEN_RE
+        mode = args[1].removeprefix("mode=").strip()
+        if len(mode) >= 2 and mode[0] == mode[-1] and mode[0] in "'\"":
+            out.append((args[0], mode[1:-1]))
+    return out
+
+
 _PATH_CALL_RE = re.compile(
     r"\b(?:pathlib\.)?Path\(" + _arg("a") + r"\s*\)\.(?P<meth>write_text|write_bytes|unlink|"
     r"rmdir|touch|rename|replace|chmod|read_text|read_bytes|open)\("
@@ -1963,6 +2045,10 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         names[var] = _TEMP_STANDIN  # a temp path the code makes: scratch
     for m in _ASSIGN_RE.finditer(code):
         names[m.group("name")] = m.group("t")
+    for m in _PATH_ASSIGN_RE.finditer(code):
+        value = _path_expr(m.group(2), names)
+        if value is not None:
+            names[m.group(1)] = value
 
     unresolved: list[str] = []  # writes whose target the code computes: not known here
 
@@ -2003,6 +2089,18 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
             add("edit", raw)
         else:
             add("read", raw)
+    for target, mode in _computed_opens(code):
+        if not ("w" in mode or "a" in mode or "x" in mode or "+" in mode):
+            continue
+        joined = _path_expr(target, names)
+        if joined is not None:
+            add("write", joined, source="code")
+        elif _SITE_EXPR.search(target):
+            # a path built from where a module is installed (``_pytest.__file__``,
+            # ``site.getsitepackages()``): a file of the installed packages
+            add("write", _SITE_STANDIN, source="code")
+        else:
+            unresolved.append("write")
     for m in _PATH_CALL_RE.finditer(code):
         raw, literal = arg(m, "a")
         meth = m.group("meth")

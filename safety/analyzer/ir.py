@@ -102,6 +102,9 @@ class Group:
     redirects: tuple[Redirect, ...] = ()
     subshell: bool = False
     var: str = ""  # for-in: the loop variable (``words`` are its values)
+    # a loop with no way out: ``while true``/``while :``/``until false``/``for ((;;))`` whose
+    # body never runs ``break``, ``exit`` or ``return``
+    forever: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ cannot resolve is reported as a *signal* for the analyzer's fail-closed rules.
 
 from __future__ import annotations
 
+import base64
 import operator
 import posixpath
 import re
@@ -52,6 +53,10 @@ _GIT_EXEC_KEY = re.compile(
     r"process)|pager\..+|uploadpack\.packobjectshook|merge\..+\.driver|diff\..+\.command)$"
 )
 # inline code asking where installed packages live (``site.getsitepackages()``, ``m.__file__``)
+# short options clustered in one word, the last the output option: ``-so FILE``, ``-sSLo FILE``
+_SHORT_CLUSTER_OUTPUT = re.compile(r"-[A-Za-z]+[oO]")
+# the ``via`` of the stand-in for an endless loop (``while true; do ...; done``)
+LOOP_VIA = "endless-loop"
 _SITE_QUERY = re.compile(r"getsitepackages|getusersitepackages|get_paths|__file__|purelib|__path__")
 DYN_SITE = "__module__"  # stands for the module file such a query names
 _TEXT = operator.attrgetter("text")
@@ -85,6 +90,31 @@ _EMIT_SPECIAL = _FETCHERS | {
 # dataclass's __init__ sets each field through object.__setattr__, about 4x slower, so
 # this is a plain slotted dataclass. It is never mutated after construction; eq and hash
 # are those of the frozen version (unsafe_hash).
+def _decoded_literal(producer: tuple[str, ...], decoder: tuple[str, ...]) -> str | None:
+    """``echo TEXT | base64 -d`` (or ``printf``, ``xxd -r -p``): the text it decodes to, so a
+    path or URL hidden in an encoding is judged as what it is; None when it is not that shape
+    or the result is not plain text."""
+    if len(producer) < 2 or producer[0] not in ("echo", "printf") or not decoder:
+        return None
+    words = [w for w in producer[1:] if w not in ("-n", "-e", "%s")]
+    if len(words) != 1 or DYN in words[0]:
+        return None
+    text = words[0].strip()
+    try:
+        if decoder[0] == "base64" and set(decoder[1:]) & {"-d", "--decode", "-D"}:
+            raw = base64.b64decode(text, validate=True)
+        elif decoder[0] == "xxd" and "-r" in decoder and "-p" in decoder:
+            raw = bytes.fromhex(text)
+        else:
+            return None
+        out = raw.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not out.isprintable() and not all(c.isprintable() or c in "\n\t" for c in out):
+        return None
+    return out.rstrip("\n")
+
+
 @dataclass(slots=True, unsafe_hash=True)
 class RRedirect:
     """A resolved redirect: ``path`` is absolute and normalised, or None when unknown."""
@@ -379,6 +409,13 @@ class Resolver:
                 )
             for item in node.body:
                 out.extend(self.walk(item, inner, c2))
+            if node.forever:
+                # an endless loop holds the machine like ``sleep infinity``: judged as one
+                sp = self.sp(node.span, ctx)
+                loop = Cmd(("sleep", "infinity"), (sp,), sp, inner.cwd,
+                           via=(*ctx.via, LOOP_VIA), raw_name="while")  # fmt: skip
+                self.cmds.append(loop)
+                out.append(loop)
             return out
         if isinstance(node, FunctionDef):
             st.functions[node.name] = (node, ctx.base, ctx.fixed)
@@ -471,6 +508,8 @@ class Resolver:
 
     def fold(self, cmds: list[Cmd], st: _State) -> str | None:
         """The output of a substitution when it is statically known (echo, pwd, mktemp)."""
+        if len(cmds) == 2:
+            return _decoded_literal(cmds[0].argv, cmds[1].argv)
         if len(cmds) != 1:
             return None
         a = cmds[0].argv
@@ -854,6 +893,9 @@ class Resolver:
                 out.append(a.split("=", 1)[1])
             elif a.startswith(("-o", "-O")) and len(a) > 2 and a[1] != "-" and a[2] != "-":
                 out.append(a[2:])
+            elif _SHORT_CLUSTER_OUTPUT.fullmatch(a) and i + 1 < len(argv):
+                # clustered short options ending in the output option (``curl -sSLo FILE``)
+                out.append(argv[i + 1])
         for f in out:
             p = self.path(f, st.cwd) if f != "-" else None
             if p is not None:

@@ -459,7 +459,7 @@ _PATH_PRED_FNS: dict[str, PathPredicate] = {
     "device": lambda pc, p, raw: is_device(p),
     "dev-null": lambda pc, p, raw: p == "/dev/null",
     "dev-tcp": lambda pc, p, raw: p.startswith(("/dev/tcp/", "/dev/udp/")),
-    "credential-file": lambda pc, p, raw: bool(pc.cred_rx and pc.cred_rx.match(p)),
+    "credential-file": lambda pc, p, raw: pc.credential(p),
     "persistence-file": lambda pc, p, raw: bool(pc.persist_rx and pc.persist_rx.match(p)),
     "git-dir": lambda pc, p, raw: p.endswith("/.git") or "/.git/" in p,
     "test-path": _rel_pred("test-path"),
@@ -723,8 +723,11 @@ def _program_from_stdin(cmd: Cmd, res: Resolution) -> bool:
     """Does this shell/interpreter take its program from a producer rather than a file?"""
     argv = cmd.argv
     name = argv[0]
+    # a program a decoder printed, even one the resolver could decode (``eval "$(echo cm0= |
+    # base64 -d)"``): hiding it is the point
+    decoded = any(res.in_class("decoders", up) for up in cmd.upstream)
     if name in ("eval",):
-        return any(DYN in a for a in argv[1:])
+        return decoded or any(DYN in a for a in argv[1:])
     code_flags = res.code_flags
     i = 1
     while i < len(argv):
@@ -739,7 +742,7 @@ def _program_from_stdin(cmd: Cmd, res: Resolution) -> bool:
                 name in res.shells and not a.startswith("--") and "c" in a
             ):
                 # sh -c "$(curl ...)": the program is whatever the producer printed
-                return i + 1 < len(argv) and DYN in argv[i + 1]
+                return i + 1 < len(argv) and (DYN in argv[i + 1] or decoded)
             i += 1
             continue
         return False

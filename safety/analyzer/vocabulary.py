@@ -130,6 +130,77 @@ def glob_regex(pattern: str) -> str:
     return "".join(out)
 
 
+GLOB_CHARS = frozenset("*?[")
+
+
+def globs_overlap(shell_glob: str, pattern: str) -> bool:
+    """Could one path match both a shell glob an agent typed (``~/.net?c``, ``~/.ss*/id_rsa``)
+    and a policy path pattern (``~/.ssh/id_*``, ``~/.gnupg/**``)? So a glob is judged by the
+    files it may expand to. As the shell does, a wildcard does not match a leading dot; a
+    bracket expression is taken as any one character; a bare ``*`` name does not overlap a
+    pattern's wildcard name (``ls ~/*`` is not reading ``~/**/*.pem``)."""
+    a, b = shell_glob.split("/"), pattern.split("/")
+    memo: dict[tuple[int, int], bool] = {}
+
+    def segments(i: int, j: int) -> bool:
+        if (i, j) in memo:
+            return memo[(i, j)]
+        if j < len(b) and b[j] == "**":
+            ok = segments(i, j + 1) or (i < len(a) and segments(i + 1, j))
+        elif i == len(a) or j == len(b):
+            ok = i == len(a) and j == len(b)
+        else:
+            ok = _segment_overlap(a[i], b[j]) and segments(i + 1, j + 1)
+        memo[(i, j)] = ok
+        return ok
+
+    return len(shell_glob) <= 1024 and segments(0, 0)
+
+
+def _segment_tokens(seg: str) -> list[str]:
+    """A name glob as tokens: ``*``, ``?`` (also standing for a bracket expression), or a
+    literal character; runs of ``*`` are one."""
+    out: list[str] = []
+    i = 0
+    while i < len(seg):
+        c = seg[i]
+        end = seg.find("]", i + 2) if c == "[" else -1
+        if end > 0:
+            out.append("?")
+            i = end + 1
+            continue
+        if not (c == "*" and out and out[-1] == "*"):
+            out.append(c)
+        i += 1
+    return out
+
+
+def _segment_overlap(x: str, y: str) -> bool:
+    """Could one file name match both name globs (``*``, ``?``, ``[...]``; no ``/``)?"""
+    tx, ty = _segment_tokens(x), _segment_tokens(y)
+    if tx and ty and {tx[0], ty[0]} & {"*", "?"} and "." in (tx[0], ty[0]):
+        return False  # a wildcard never matches the leading dot of a hidden name
+    if all(t in ("*", "?") for t in tx) and any(t in ("*", "?") for t in ty):
+        return False  # a bare ``*`` against ``*.pem``: it names no file of the pattern's
+    memo: dict[tuple[int, int], bool] = {}
+
+    def go(i: int, j: int) -> bool:
+        if (i, j) in memo:
+            return memo[(i, j)]
+        if i < len(tx) and tx[i] == "*":
+            ok = go(i + 1, j) or (j < len(ty) and go(i, j + 1))
+        elif j < len(ty) and ty[j] == "*":
+            ok = go(i, j + 1) or (i < len(tx) and go(i + 1, j))
+        elif i == len(tx) or j == len(ty):
+            ok = i == len(tx) and j == len(ty)
+        else:
+            ok = (tx[i] == ty[j] or "?" in (tx[i], ty[j])) and go(i + 1, j + 1)
+        memo[(i, j)] = ok
+        return ok
+
+    return go(0, 0)
+
+
 def command_name_glob(pattern: str, name: str) -> bool:
     """Command names have one glob form, a trailing ``*`` (``mkfs*`` matches ``mkfs.ext4``)."""
     return pattern.endswith("*") and name.startswith(pattern[:-1])

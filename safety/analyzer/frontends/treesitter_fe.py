@@ -317,7 +317,34 @@ class _Builder:
                 body.append(st)
         if n.has_error:
             self._scan_errors(n)
-        return Group(tuple(body), self.span(n), kind, tuple(words), var=var)
+        forever = t in ("while_statement", "c_style_for_statement") and self._forever(n)
+        return Group(tuple(body), self.span(n), kind, tuple(words), var=var, forever=forever)
+
+    def _forever(self, n: Node) -> bool:
+        """Is this loop endless: a condition that cannot fail (``while true``, ``while :``,
+        ``until false``, ``for ((;;))``) and a body that never leaves it?"""
+        if n.type == "c_style_for_statement":
+            if any(n.field_name_for_child(i) == "condition" for i in range(n.child_count)):
+                return False
+        else:
+            until = n.children[0].type == "until"
+            conds = [
+                c
+                for i, c in enumerate(n.children)
+                if n.field_name_for_child(i) == "condition" and c.is_named
+            ]
+            endless = ("false",) if until else ("true", ":")
+            if len(conds) != 1 or conds[0].type != "command":
+                return False
+            if self.text(conds[0]).strip() not in endless:
+                return False
+        stack = [c for c in n.children if c.type == "do_group"]
+        while stack:
+            c = stack.pop()
+            if c.type == "command_name" and self.text(c) in ("break", "exit", "return"):
+                return False
+            stack.extend(c.children)
+        return True
 
     def _scan_errors(self, n: Node) -> None:
         for c in n.children:
