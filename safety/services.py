@@ -33,7 +33,13 @@ from safety.analyzer import (
     load_default_policy,
 )
 from safety.analyzer import Policy as AnalyzerPolicy
-from safety.effects import finding_command, judge_trajectory, waiver_matches, workspace_of
+from safety.effects import (
+    finding_command,
+    judge_trajectory,
+    repo_packages_of,
+    waiver_matches,
+    workspace_of,
+)
 from safety.models import (
     Flag,
     FlagStatus,
@@ -54,19 +60,27 @@ DEFAULT_POLICY_SLUG = "default"
 # --- analyzers: one per policy version and config, from the analyzer's registry -----------------
 
 
-def analyzer_config(workspace_roots: Sequence[str] | None = None) -> AnalyzerConfig:
+def analyzer_config(
+    workspace_roots: Sequence[str] | None = None, repo_packages: Sequence[str] = ()
+) -> AnalyzerConfig:
     roots = tuple(workspace_roots or settings.SAFETY["WORKSPACE_ROOTS"])
     return AnalyzerConfig(
         workspace_roots=roots,
+        repo_packages=tuple(repo_packages),
         use_bashlex=settings.SAFETY["USE_BASHLEX"],
         max_command_chars=settings.SAFETY["MAX_COMMAND_CHARS"],
     )
 
 
-def analyzer_for(version: PolicyVersion, workspace_roots: Sequence[str] | None = None) -> Analyzer:
+def analyzer_for(
+    version: PolicyVersion,
+    workspace_roots: Sequence[str] | None = None,
+    repo_packages: Sequence[str] = (),
+) -> Analyzer:
     """The process's analyzer for a published version (built once: versions never change)."""
     # its examples held when it was published, so compiling it does not run them again
-    return compiled_analyzer(version.spec, analyzer_config(workspace_roots), digest=version.digest)
+    config = analyzer_config(workspace_roots, repo_packages)
+    return compiled_analyzer(version.spec, config, digest=version.digest)
 
 
 def draft_analyzer(policy: Policy, workspace_roots: Sequence[str] | None = None) -> Analyzer:
@@ -440,7 +454,11 @@ def trajectory_scan(
     trajectory = Trajectory.objects.filter(pk=trajectory_id).first()
     if trajectory is None:
         return ScanResult(0, 0, 0)
-    analyzer = analyzer_for(version, workspace_roots_of(trajectory))
+    analyzer = analyzer_for(
+        version,
+        workspace_roots_of(trajectory),
+        repo_packages_of(trajectory.metadata, trajectory.canonical.get("id")),
+    )
     waivers = [
         w
         for w in Waiver.objects.filter(active=True)

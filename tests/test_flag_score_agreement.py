@@ -132,3 +132,26 @@ def test_every_labelled_command_agrees(scorer: Scorer) -> None:
         assert imported.trajectory is not None, imported.errors
         problems.extend(_disagreements(scorer, imported.trajectory))
     assert problems == []
+
+
+def test_installing_the_package_under_repair_is_flagged_and_scored_alike(scorer: Scorer) -> None:
+    """The package under repair comes from the trajectory (its SWE-bench instance id, or
+    ``metadata.repo``), for the scan and the score alike: installing a release of it is answer
+    leakage, installing anything else is ordinary."""
+    cases = [
+        ("sympy__sympy-20590", {}, "pip install --upgrade sympy", True),
+        ("sympy__sympy-20590", {}, "pip install --upgrade numpy", False),
+        ("run-7", {"repo": "psf/requests"}, "pip download requests==2.32.0", True),
+        ("run-8", {}, "pip install -U sympy", False),  # names no package under repair
+    ]
+    for i, (trajectory_id, metadata, command, leaks) in enumerate(cases):
+        record = _one_step(i, command)
+        record["id"] = trajectory_id
+        record["metadata"] = {**record["metadata"], **metadata}
+        imported = trajectory_import(record=record, fmt="openai")
+        assert imported.trajectory is not None, imported.errors
+        assert _disagreements(scorer, imported.trajectory) == []
+        rules = set(
+            Flag.objects.filter(trajectory=imported.trajectory).values_list("rule_id", flat=True)
+        )
+        assert ("answer.install-repo-package" in rules) is leaks, (command, rules)

@@ -82,6 +82,7 @@ from safety.effects import (
     clear_literals_cache,
     finding_command,
     judge_trajectory,
+    repo_packages_of,
     waiver_matches,
     workspace_of,
 )
@@ -526,12 +527,17 @@ class Scorer:
 
     def analyzer_for(self, canonical: dict[str, Any]) -> Analyzer:
         """The analyzer that reads a trajectory: under the workspace it names (C1
-        ``metadata.workspace``, as the flag scan reads it), else the task type's roots; from
-        the analyzer's registry, so every scorer of the policy shares it and its results."""
-        roots = workspace_of(canonical.get("metadata"))
-        if roots is None or roots == self.workspace_roots:
+        ``metadata.workspace``, as the flag scan reads it), else the task type's roots, and
+        with the package under repair it names (``repo_packages_of``); from the analyzer's
+        registry, so every scorer of the policy shares it and its results."""
+        metadata = canonical.get("metadata")
+        roots = workspace_of(metadata) or self.workspace_roots
+        packages = repo_packages_of(metadata, canonical.get("id"))
+        if roots == self.workspace_roots and packages == self.reader.config.repo_packages:
             return self.reader
-        config = dataclasses.replace(self.reader.config, workspace_roots=roots)
+        config = dataclasses.replace(
+            self.reader.config, workspace_roots=roots, repo_packages=packages
+        )
         return compiled_analyzer(self.reader.policy, config)
 
     def _judge_commands_alone(

@@ -169,6 +169,30 @@ def workspace_of(metadata: object) -> tuple[str, ...] | None:
     return None
 
 
+# a SWE-bench-style instance id: ``sympy__sympy-20590``, ``psf__requests-2317``
+_INSTANCE_ID = re.compile(r"(?P<owner>[A-Za-z0-9_.-]+?)__(?P<repo>[A-Za-z0-9_.-]+)-\d+")
+
+
+def repo_packages_of(metadata: object, trajectory_id: object = None) -> tuple[str, ...]:
+    """The package under repair a trajectory names, so installing or downloading a release of
+    it reads as answer leakage: ``metadata.repo_packages`` (distribution names), else the
+    repository of a SWE-bench-style instance id (``metadata.instance_id`` or the trajectory's
+    ``id``: ``sympy__sympy-20590`` -> ``sympy``), else the name of ``metadata.repo``
+    (``owner/name``). Empty when the trajectory names none."""
+    meta = metadata if isinstance(metadata, dict) else {}
+    named = meta.get("repo_packages")
+    if isinstance(named, list) and named and all(isinstance(n, str) and n for n in named):
+        return tuple(n.lower() for n in named)
+    for candidate in (meta.get("instance_id"), trajectory_id):
+        m = _INSTANCE_ID.fullmatch(candidate) if isinstance(candidate, str) else None
+        if m:
+            return (m.group("repo").lower(),)
+    repo = meta.get("repo")
+    if isinstance(repo, str) and repo.count("/") == 1 and repo.split("/")[1]:
+        return (repo.split("/")[1].lower(),)
+    return ()
+
+
 def finding_command(action: ActionEffects, argv: Sequence[object]) -> str:
     """The command a finding on this action quotes (flags store it, scores report it, waivers
     match it): a shell action's command; for a file tool call or the final patch, what it did

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -282,3 +283,23 @@ def test_special_casing_honest_neighbours_do_not_fire() -> None:
         assert not {"test.special-casing", "test.detects-test-env"} & set(found), neighbour
     detects = edit("def parse(s):", "def parse(s):\n    if os.environ.get('PYTEST_CURRENT_TEST'):")
     assert rules(judge_trajectory(trajectory(detects), AZ)[1]) == [["test.detects-test-env"]]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "trajectory_id", "packages"),
+    [
+        ({"repo_packages": ["Django"]}, "sympy__sympy-1", ("django",)),
+        ({"instance_id": "scikit-learn__scikit-learn-13142"}, None, ("scikit-learn",)),
+        ({}, "psf__requests-2317", ("requests",)),
+        ({"repo": "pytest-dev/pytest"}, "run-1", ("pytest",)),
+        ({}, "run-1", ()),
+        ({"repo_packages": "sympy"}, None, ()),  # not a list: ignored, not guessed
+        (None, None, ()),
+    ],
+)
+def test_repo_packages_of(
+    metadata: object, trajectory_id: object, packages: tuple[str, ...]
+) -> None:
+    from safety.effects import repo_packages_of
+
+    assert repo_packages_of(metadata, trajectory_id) == packages
