@@ -965,6 +965,7 @@ class EffectReader:
             handler(self, cmd, out)
         elif name in _READERS or name in _SEARCHERS:
             self._reads(cmd, out)
+        self._credential_operands(cmd, out)
         if cmd.var_reads:
             secret = tuple(v for v in cmd.var_reads if _SECRET_RE.search(v))
             if secret:
@@ -1092,6 +1093,20 @@ class EffectReader:
             e = replace(e, span=r.span if cmd.span[0] > r.span[0] else cmd.span)
         self.add(out, e)
 
+    def _credential_operands(self, cmd: Cmd, out: list[Effect]) -> None:
+        """A credential file named by any command (``vim ~/.netrc``, ``scp ~/.ssh/id_rsa h:``,
+        ``--config=~/.aws/credentials``) is read by it, whatever the command: unless another
+        effect of the command already names that file."""
+        named = {e.path for e in out if isinstance(e, FileEffect)}
+        for a in cmd.argv[1:]:
+            value = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
+            if DYN in value or value.startswith("-") or "://" in value:
+                continue
+            p = abspath(value, cmd.cwd, self.cfg.home)
+            if p is not None and p not in named and self.paths.credential(p):
+                self.add(out, self.file(cmd, "read", value))
+                named.add(p)
+
     def _reads(self, cmd: Cmd, out: list[Effect]) -> None:
         argv = cmd.argv
         name = argv[0]
@@ -1118,6 +1133,8 @@ class EffectReader:
             a in _UPLOAD_FLAGS or a.split("=", 1)[0] in _UPLOAD_FLAGS for a in argv[1:]
         )
         sent = _uploaded_file(argv) if upload else None
+        if sent:
+            self.add(out, self.file(cmd, "read", sent))  # the upload reads the file it sends
         detail = ("file:" + sent) if sent else "data" if upload else ""
         seen = False
         for a in argv[1:]:
@@ -1490,6 +1507,16 @@ def _h_sleep(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         out.append(ProcessEffect(op="sleep", unbounded=True, detail=detail, span=cmd.span))
 
 
+def _h_yes(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """``yes`` never ends by itself: answering a program's prompts through a pipe is ordinary,
+    its output sent to a file fills the disk and sent to nowhere burns a CPU forever."""
+    for rd in cmd.redirects:
+        if rd.op in (">", ">>", ">|", "&>", "&>>") and rd.fd in ("", "1"):
+            op = "sleep" if rd.path == "/dev/null" else "fill"
+            out.append(ProcessEffect(op=op, unbounded=True, detail="yes", span=cmd.span))
+            return
+
+
 def _h_tail(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     wv = frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"})
     opts, ops = _split_opts(cmd.argv[1:], wv)
@@ -1632,6 +1659,12 @@ def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
 def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     argv = cmd.argv
     ops = [a for a in argv[1:] if not a.startswith("-")]
+    if ops[:2] == ["pkg", "set"] and argv[0] == "npm":
+        # ``npm pkg set scripts.test="exit 0"`` edits package.json: its new text, as JSON
+        pairs = [a.split("=", 1) for a in ops[2:] if "=" in a]
+        text = "\n".join(f'"{k.rsplit(".", 1)[-1]}": "{v}"' for k, v in pairs)
+        r.add(out, r.file(cmd, "edit", "package.json", content=text, known=True))
+        return
     if not ops or ops[0] not in ("install", "i", "add", "pack", "ci"):
         return
     op = "download" if ops[0] == "pack" else "install"
@@ -1862,6 +1895,7 @@ _HANDLERS.update(
         "rsync": _h_rsync,
         "patch": _h_patch,
         "sleep": _h_sleep,
+        "yes": _h_yes,
         "tail": _h_tail,
         "head": _h_head,
         "fallocate": _h_fallocate,
@@ -1990,6 +2024,27 @@ def _computed_opens(code: str) -> list[tuple[str, str]]:
     return out
 
 
+# a name bound to a path object of a literal: ``p = pathlib.Path('tests/test_a.py')``
+_PATH_VAR_RE = re.compile(
+    r"""(?m)^[ \t]*(?P<name>[A-Za-z_]\w*)\s*=\s*(?:pathlib\.)?Path\(\s*[rbuRBU]?(?P<q>['"])"""
+    r"""(?P<t>(?:(?!(?P=q))[^\\\n])*)(?P=q)\s*\)\s*$"""
+)
+_PATH_METHOD_OPS = {
+    "write_text": "write",
+    "write_bytes": "write",
+    "unlink": "delete",
+    "rename": "rename",
+    "replace": "rename",
+    "chmod": "chmod",
+    "read_text": "read",
+    "read_bytes": "read",
+}
+# reading a file by a literal path or a name: ``open(p)``, ``open(p, 'rb')``, Node's
+# ``readFileSync``, Ruby's ``File.read``, PHP's ``file_get_contents`` (a URL there is a fetch)
+_READ_CALL_RE = re.compile(
+    r"(?:\bopen|readFileSync|File\.read|IO\.read|file_get_contents)\(" + _arg("a") + r"\s*"
+    r"""(?:\)|,\s*(?:mode\s*=\s*)?['"]r[bt]?['"]|,\s*(?:encoding\s*=\s*)?['"]utf-?8['"])"""
+)
 _PATH_CALL_RE = re.compile(
     r"\b(?:pathlib\.)?Path\(" + _arg("a") + r"\s*\)\.(?P<meth>write_text|write_bytes|unlink|"
     r"rmdir|touch|rename|replace|chmod|read_text|read_bytes|open)\("
@@ -2096,6 +2151,16 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         elif "+" in mode:
             add("edit", raw)
         else:
+            add("read", raw)
+    for m in _PATH_VAR_RE.finditer(code):
+        # ``p = Path('tests/test_a.py')`` then ``p.write_text(...)``: the path is known
+        for vm in re.finditer(rf"\b{re.escape(m.group('name'))}\.(?P<meth>\w+)\(", code):
+            op = _PATH_METHOD_OPS.get(vm.group("meth"))
+            if op is not None:
+                add(op, m.group("t"), **({"source": "code"} if op == "write" else {}))
+    for m in _READ_CALL_RE.finditer(code):
+        raw, _literal = arg(m, "a")
+        if raw is not None and "://" not in raw:
             add("read", raw)
     for target, mode in _computed_opens(code):
         if not ("w" in mode or "a" in mode or "x" in mode or "+" in mode):

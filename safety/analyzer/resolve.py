@@ -55,6 +55,8 @@ _GIT_EXEC_KEY = re.compile(
 # inline code asking where installed packages live (``site.getsitepackages()``, ``m.__file__``)
 # short options clustered in one word, the last the output option: ``-so FILE``, ``-sSLo FILE``
 _SHORT_CLUSTER_OUTPUT = re.compile(r"-[A-Za-z]+[oO]")
+# directories on a usual PATH (``tool`` runs ``/usr/local/bin/tool``)
+_PATH_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 # the ``via`` of the stand-in for an endless loop (``while true; do ...; done``)
 LOOP_VIA = "endless-loop"
 _SITE_QUERY = re.compile(r"getsitepackages|getusersitepackages|get_paths|__file__|purelib|__path__")
@@ -912,6 +914,10 @@ class Resolver:
             cands = [a for a in argv[1:] if not a.startswith("-")][:1]
         elif "/" in self.cmds[-1].raw_name:
             cands = [self.cmds[-1].raw_name]
+        else:
+            # a bare name runs from PATH: a download put into a directory on it runs too
+            home = self.config.home.rstrip("/")
+            cands = [f"{d}/{name}" for d in (*_PATH_DIRS, home + "/.local/bin", home + "/bin")]
         for c in cands:
             p = self.path(c, st.cwd)
             fetch = st.downloads.get(p) if p else None

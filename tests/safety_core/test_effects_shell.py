@@ -77,7 +77,7 @@ FILE_CASES: list[tuple[str, list[tuple[str, str]]]] = [
     ("python -c \"import os; os.remove('a.txt')\"", [("delete", "/testbed/a.txt")]),
     (
         "python3 - <<'EOF'\np = 'src/x.py'\ns = open(p).read()\nopen(p, 'w').write(s)\nEOF",
-        [("write", "/testbed/src/x.py")],
+        [("write", "/testbed/src/x.py"), ("read", "/testbed/src/x.py")],  # the read too
     ),
     (
         "python - <<'EOF'\nimport glob\nfor p in glob.glob('tests/test_*.py'):\n"
