@@ -296,7 +296,12 @@ class PathClassifier:
             return union_regex(absolute(name))
 
         self.cred_rx = abs_union("credential")
-        self.cred_globs = tuple(absolute("credential"))
+        # credential patterns by their first path segment (``/root/...`` under "root"), so a
+        # glob is compared only with the patterns that can share its first directory
+        self.cred_globs: dict[str, list[str]] = {}
+        for g in absolute("credential"):
+            first = g.split("/")[1] if g.startswith("/") else ""
+            self.cred_globs.setdefault("*" if GLOB_CHARS & set(first) else first, []).append(g)
         self.persist_rx = abs_union("persistence")
         self.scratch_rx = abs_union("scratch")
         self.harness_rx = abs_union("harness")
@@ -306,7 +311,14 @@ class PathClassifier:
         """A credential file, or a glob the shell may expand to one (``cat ~/.net?c``)."""
         if self.cred_rx is not None and self.cred_rx.match(p):
             return True
-        return not GLOB_CHARS.isdisjoint(p) and any(globs_overlap(p, g) for g in self.cred_globs)
+        if GLOB_CHARS.isdisjoint(p) or not p.startswith("/"):
+            return False
+        first = p.split("/")[1]
+        if GLOB_CHARS.isdisjoint(first):
+            candidates = self.cred_globs.get(first, []) + self.cred_globs.get("*", [])
+        else:
+            candidates = [g for group in self.cred_globs.values() for g in group]
+        return any(globs_overlap(p, g) for g in candidates)
 
     def rel(self, p: str) -> str | None:
         """The path relative to the workspace root holding it ("" for a root), or None."""

@@ -140,6 +140,8 @@ def globs_overlap(shell_glob: str, pattern: str) -> bool:
     bracket expression is taken as any one character; a bare ``*`` name does not overlap a
     pattern's wildcard name (``ls ~/*`` is not reading ``~/**/*.pem``)."""
     a, b = shell_glob.split("/"), pattern.split("/")
+    if "**" not in b and (len(a) != len(b) or not _segment_overlap(a[-1], b[-1])):
+        return False  # the quick answer for most pairs: another depth or another file name
     memo: dict[tuple[int, int], bool] = {}
 
     def segments(i: int, j: int) -> bool:
