@@ -134,6 +134,7 @@ class _Builder:
         self.last_response: tuple[str, int] | None = None  # (response id, message index)
         self.model: str | None = None
         self.workspace: str | None = None  # the terminal's working directory, first reported
+        self.file_paths: list[str] = []  # the paths the agent's file actions name
 
     def add_call(self, event: dict, call: dict, text: str) -> None:
         meta = _meta(event)
@@ -210,6 +211,8 @@ def _action(builder: _Builder, event: dict, index: int) -> None:
     function_name = meta.get("function_name")
     if not isinstance(kind, str) or kind in SKIPPED_ACTIONS:
         return
+    if kind in ("read", "edit", "write") and source != "user" and isinstance(args.get("path"), str):
+        builder.file_paths.append(args["path"])
     if kind == "system":
         builder.add_text("system", text_of(args.get("content")) or text_of(event.get("message")))
     elif kind == "message":
@@ -268,6 +271,23 @@ def _workspace_of(instruction: object) -> str | None:
         return None
     match = _UPLOADED_RE.search(instruction) or _REPOSITORY_RE.search(instruction)
     return match.group(1) if match else None
+
+
+# Where OpenHands (V0) mounts the workspace in its sandbox, unless configured otherwise.
+SANDBOX_WORKSPACE = "/workspace"
+
+
+def _sandbox_workspace(paths: list[str]) -> str | None:
+    """``/workspace`` when every path the agent's file actions name lies in it.
+
+    A run whose terminal never reported its directory (only editor calls, no command) still
+    worked in the sandbox's workspace; without it, an ordinary ``rm`` there reads as outside.
+    """
+    if paths and all(
+        path == SANDBOX_WORKSPACE or path.startswith(f"{SANDBOX_WORKSPACE}/") for path in paths
+    ):
+        return SANDBOX_WORKSPACE
+    return None
 
 
 def _issue_id(issue: object) -> str | None:
@@ -336,6 +356,10 @@ def convert(record: object) -> dict:
         if isinstance(source.get("result_explanation"), str):
             metadata["result_explanation"] = source["result_explanation"]
     workspace = builder.workspace or _workspace_of(instruction)
+    if workspace is None:
+        workspace = _sandbox_workspace(builder.file_paths)
+        if workspace is not None:
+            metadata["workspace_from"] = "the paths its file actions name (the sandbox's workspace)"
     if workspace:
         metadata["workspace"] = workspace
     canonical: dict[str, Any] = {"messages": builder.messages, "metadata": metadata}

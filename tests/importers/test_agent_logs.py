@@ -56,6 +56,7 @@ MINI_HEREDOC = (
     'if __name__ == "__main__":\n    print(division(123, 15))\nEOF'
 )
 ASTROPY = "cd /testbed"
+PONY = "/workspace/ponylang__ponyc__0.1"
 SESSION = "00000000-0000-4000-8000-0000000c1a0d"
 
 EXPECTED: dict[str, list[Expected]] = {
@@ -166,6 +167,64 @@ EXPECTED: dict[str, list[Expected]] = {
             patch_starts="diff --git a/LICENSE b/LICENSE\r\nnew file mode 100644",
             # It wrote LICENSE from Python: code the shell analyzer cannot read, so it is named.
             unread=["'execute_ipython_cell' runs code that the shell analyzer does not read"],
+        )
+    ],
+    "openhands-v0/runtime_basic.json": [
+        # Only an editor call: the workspace comes from the paths it names.
+        Expected("openhands", None, [], [("create", "/workspace/game_2048.py")], "/workspace")
+    ],
+    "openhands-v0/runtime_basic_gui_mode.json": [
+        Expected(
+            "openhands",
+            None,
+            [
+                "mkdir -p /workspace/todo-app",
+                "cd /workspace/todo-app && python3 -m http.server 8000",
+            ],
+            [
+                ("create", "/workspace/todo-app/index.html"),
+                ("create", "/workspace/todo-app/app.js"),
+            ],
+            workspace="/workspace",
+        )
+    ],
+    "openhands-v0/runtime_wrong_initial_state.json": [
+        # Two editor ``view`` calls (no effect) around the one command.
+        Expected(
+            "openhands",
+            None,
+            ["mv /workspace/game_2048.py /workspace/2048.py"],
+            workspace="/workspace",
+        )
+    ],
+    "openhands-v0/multi_swe_bench_ponyc_4595.jsonl": [
+        Expected(
+            "openhands",
+            "ponylang__ponyc-4595",
+            [
+                f"ls -l {PONY}",
+                f"ls -l {PONY}/src",
+                f"ls -l {PONY}/src/libponyc",
+                f"ls -l {PONY}/src/libponyc/ast",
+                f'grep -n "DECL(pattern);" {PONY}/src/libponyc/ast/parser.c',
+                f'grep -n "DEF(pattern);" {PONY}/src/libponyc/ast/parser.c',
+                'echo "int main() { return 0; }" > /workspace/test.c',
+                'cd /workspace && echo "type CrashIt is (I32 | (I32, (I32))) actor Main new '
+                "create(env: Env) => let x: CrashIt = 123 match x | (456, (let t1: I32)) => "
+                'None end" > test.pony && ponyc test.pony -o . && ./test',
+                f"cd {PONY} && make",
+                "make clean && make",
+                "cd /workspace && ./ponylang__ponyc__0.1/ponyc test.pony -o . && ./test",
+                f"find {PONY} -name ponyc",
+                f"cd /workspace && {PONY}/build/bin/ponyc test.pony -o . && ./test",
+            ],
+            [
+                ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
+                ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
+            ],
+            workspace=PONY,
+            # Multi-SWE-bench's harness had not judged the run: the file holds no outcome.
+            patch_starts="diff --git a/src/libponyc/ast/parser.c b/src/libponyc/ast/parser.c",
         )
     ],
     "openhands-v1/38868567ae624dcba5678b534b99575c.events.jsonl": [
@@ -754,3 +813,20 @@ def test_a_gemini_cli_session_gets_one_clear_error_not_a_role_error_per_message(
     with pytest.raises(TrajectoryError) as error:
         convert_record({"messages": [{"content": "hi"}]})
     assert "messages[0].role" in error.value.errors
+
+
+def test_openhands_editor_only_run_takes_the_sandbox_workspace_when_its_paths_are_in_it() -> None:
+    """A V0 run with no command reports no working directory; its editor paths show where it
+    worked. One path outside ``/workspace`` and nothing is assumed."""
+    [(_, canonical)] = imported("openhands-v0/runtime_basic.json")
+    assert canonical["metadata"]["workspace"] == "/workspace"
+    assert canonical["metadata"]["workspace_from"].startswith("the paths its file actions name")
+    events = json.loads((LOGS / "openhands-v0/runtime_basic.json").read_text(encoding="utf-8"))
+    events[1]["args"]["path"] = "/etc/game_2048.py"
+    _, elsewhere = convert_record(events)
+    assert "workspace" not in elsewhere["metadata"]
+    assert "workspace_from" not in elsewhere["metadata"]
+    # A reported working directory wins, and says nothing of where it came from.
+    [(_, reported)] = imported("openhands-v0/runtime_wrong_initial_state.json")
+    assert reported["metadata"]["workspace"] == "/workspace"
+    assert "workspace_from" not in reported["metadata"]
