@@ -57,6 +57,7 @@ MINI_HEREDOC = (
 )
 ASTROPY = "cd /testbed"
 PONY = "/workspace/ponylang__ponyc__0.1"
+SONNET = "litellm_proxy__anthropic__claude-sonnet-4-20250514"
 SESSION = "00000000-0000-4000-8000-0000000c1a0d"
 
 EXPECTED: dict[str, list[Expected]] = {
@@ -326,6 +327,32 @@ EXPECTED: dict[str, list[Expected]] = {
     ],
     "litellm/standard_logging_payload.json": [
         Expected("litellm", "chatcmpl-2299b6a2-82a3-465a-b47c-04e685a2227f", [])
+    ],
+    # OpenHands' own LLM completion logs (litellm proxy): one file per call, the request's
+    # messages and the model's response, which is the call's newest action.
+    f"litellm/{SONNET}-1757015025.972.json": [
+        Expected(
+            "litellm",
+            "chatcmpl-74b71e01-2a61-4926-beed-1cb3c2d7f486",
+            [],
+            [("create", "/workspace/hello.py")],  # only in the response
+        )
+    ],
+    f"litellm/{SONNET}-1757015046.707.json": [
+        Expected(
+            "litellm",
+            "chatcmpl-86295094-c048-42b1-be96-07eba2fad951",
+            ["pwd && ls -la", "python hello.py"],
+            [("create", "/workspace/hello.py")],
+        )
+    ],
+    "litellm/litellm_proxy__deepseek__deepseek-chat-1757015076.651.json": [
+        # Non-function-calling: the earlier turns' actions are <function=...> text.
+        Expected(
+            "litellm",
+            "819ebc5d-01ff-4a72-8b8d-96ff18473de5",
+            ["pwd && ls -la", "python hello.py"],
+        )
     ],
     "litellm/agent_calls.synthetic.jsonl": [
         Expected("litellm", "chatcmpl-synthetic-1", ["make test 2>&1 | tail -5"]),
@@ -830,3 +857,26 @@ def test_openhands_editor_only_run_takes_the_sandbox_workspace_when_its_paths_ar
     [(_, reported)] = imported("openhands-v0/runtime_wrong_initial_state.json")
     assert reported["metadata"]["workspace"] == "/workspace"
     assert "workspace_from" not in reported["metadata"]
+
+
+def test_a_call_log_keeps_the_models_response_as_its_last_action() -> None:
+    """A log of one chat-completion call (``messages`` + ``response``) without litellm's own
+    markers was read as plain chat messages: the response, the call's newest action, was lost
+    (the first call's file creation, the last call's ``finish``)."""
+    [(_, first)] = imported(f"litellm/{SONNET}-1757015025.972.json")
+    [(_, last)] = imported(f"litellm/{SONNET}-1757015046.707.json")
+    [(_, text)] = imported("litellm/litellm_proxy__deepseek__deepseek-chat-1757015076.651.json")
+    for canonical, name in ((first, "str_replace_editor"), (last, "finish"), (text, "finish")):
+        final = canonical["messages"][-1]
+        assert final["role"] == "assistant"
+        assert [c["function"]["name"] for c in final["tool_calls"]] == [name]
+        assert "response" not in canonical
+    assert last["metadata"]["model"] == "litellm_proxy/claude-sonnet-4-20250514"
+    # Earlier turns written as text are read as actions; the in-context example in the
+    # user's text is not.
+    steps = extract_steps(text)
+    names = [c["function"]["name"] for s in steps for c in s.tool_calls]
+    assert names == ["terminal", "str_replace_editor", "terminal", "finish"]
+    # A chat record with a ``response`` that is no chat completion stays a chat record.
+    record = {"messages": [{"role": "user", "content": "hi"}], "response": "n/a"}
+    assert convert_record(record)[0] == "openai"
