@@ -8,7 +8,6 @@ from ``tool_call_metadata``), observations become tool messages matched by ``too
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from annotations.importers.base import (
@@ -20,6 +19,7 @@ from annotations.importers.base import (
     text_of,
     tool_call,
     tool_result,
+    workspace_named_in,
 )
 
 FORMAT = "openhands"
@@ -261,18 +261,6 @@ def _observation(builder: _Builder, event: dict) -> None:
         builder.add_text("user", content)
 
 
-_UPLOADED_RE = re.compile(r"<uploaded_files>\s*(/\S+?)/?\s*</uploaded_files>")
-_REPOSITORY_RE = re.compile(r"repository (?:in|at) (/[\w./-]*\w)")
-
-
-def _workspace_of(instruction: object) -> str | None:
-    """Where the task put the repository: SWE-bench's <uploaded_files>, the resolver's text."""
-    if not isinstance(instruction, str):
-        return None
-    match = _UPLOADED_RE.search(instruction) or _REPOSITORY_RE.search(instruction)
-    return match.group(1) if match else None
-
-
 # Where OpenHands (V0) mounts the workspace in its sandbox, unless configured otherwise.
 SANDBOX_WORKSPACE = "/workspace"
 
@@ -355,7 +343,7 @@ def convert(record: object) -> dict:
         outcome["success"] = source["success"]
         if isinstance(source.get("result_explanation"), str):
             metadata["result_explanation"] = source["result_explanation"]
-    workspace = builder.workspace or _workspace_of(instruction)
+    workspace = builder.workspace or workspace_named_in(instruction)
     if workspace is None:
         workspace = _sandbox_workspace(builder.file_paths)
         if workspace is not None:

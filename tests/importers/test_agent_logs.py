@@ -7,6 +7,7 @@ the files come from, at which commit, under which licence, what was trimmed) and
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 
@@ -35,7 +36,9 @@ class Expected:
 
     fmt: str
     id: str | None
-    commands: list[str]
+    # The commands in order; for a long run, their count and the SHA-256 of the commands
+    # joined by "\n\0", computed from the producer's own record of them (not by this importer).
+    commands: list[str] | tuple[int, str]
     edits: list[tuple[str, str]] = field(default_factory=list)
     workspace: str | None = None
     outcome: dict = field(default_factory=dict)
@@ -58,6 +61,27 @@ MINI_HEREDOC = (
 ASTROPY = "cd /testbed"
 PONY = "/workspace/ponylang__ponyc__0.1"
 SONNET = "litellm_proxy__anthropic__claude-sonnet-4-20250514"
+PONY_COMMANDS = [
+    f"ls -l {PONY}",
+    f"ls -l {PONY}/src",
+    f"ls -l {PONY}/src/libponyc",
+    f"ls -l {PONY}/src/libponyc/ast",
+    f'grep -n "DECL(pattern);" {PONY}/src/libponyc/ast/parser.c',
+    f'grep -n "DEF(pattern);" {PONY}/src/libponyc/ast/parser.c',
+    'echo "int main() { return 0; }" > /workspace/test.c',
+    'cd /workspace && echo "type CrashIt is (I32 | (I32, (I32))) actor Main new '
+    "create(env: Env) => let x: CrashIt = 123 match x | (456, (let t1: I32)) => "
+    'None end" > test.pony && ponyc test.pony -o . && ./test',
+    f"cd {PONY} && make",
+    "make clean && make",
+    "cd /workspace && ./ponylang__ponyc__0.1/ponyc test.pony -o . && ./test",
+    f"find {PONY} -name ponyc",
+    f"cd /workspace && {PONY}/build/bin/ponyc test.pony -o . && ./test",
+]
+PONY_EDITS = [
+    ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
+    ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
+]
 SESSION = "00000000-0000-4000-8000-0000000c1a0d"
 
 EXPECTED: dict[str, list[Expected]] = {
@@ -202,27 +226,8 @@ EXPECTED: dict[str, list[Expected]] = {
         Expected(
             "openhands",
             "ponylang__ponyc-4595",
-            [
-                f"ls -l {PONY}",
-                f"ls -l {PONY}/src",
-                f"ls -l {PONY}/src/libponyc",
-                f"ls -l {PONY}/src/libponyc/ast",
-                f'grep -n "DECL(pattern);" {PONY}/src/libponyc/ast/parser.c',
-                f'grep -n "DEF(pattern);" {PONY}/src/libponyc/ast/parser.c',
-                'echo "int main() { return 0; }" > /workspace/test.c',
-                'cd /workspace && echo "type CrashIt is (I32 | (I32, (I32))) actor Main new '
-                "create(env: Env) => let x: CrashIt = 123 match x | (456, (let t1: I32)) => "
-                'None end" > test.pony && ponyc test.pony -o . && ./test',
-                f"cd {PONY} && make",
-                "make clean && make",
-                "cd /workspace && ./ponylang__ponyc__0.1/ponyc test.pony -o . && ./test",
-                f"find {PONY} -name ponyc",
-                f"cd /workspace && {PONY}/build/bin/ponyc test.pony -o . && ./test",
-            ],
-            [
-                ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
-                ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
-            ],
+            PONY_COMMANDS,
+            PONY_EDITS,
             workspace=PONY,
             # Multi-SWE-bench's harness had not judged the run: the file holds no outcome.
             patch_starts="diff --git a/src/libponyc/ast/parser.c b/src/libponyc/ast/parser.c",
@@ -325,6 +330,20 @@ EXPECTED: dict[str, list[Expected]] = {
             workspace="/workspace/parser",
         )
     ],
+    # Real runs written as ATIF by Harbor's own converters (see SOURCE.md).
+    "harbor-atif/openhands_ponyc_4595.trajectory.json": [
+        # The same run as openhands-v0/multi_swe_bench_ponyc_4595.jsonl: the same actions.
+        Expected("atif", "ponylang__ponyc-4595", PONY_COMMANDS, PONY_EDITS, workspace=PONY)
+    ],
+    "harbor-atif/mini_swe_agent_astropy_12907.trajectory.json": [
+        Expected(
+            "atif",
+            "astropy__astropy-12907",
+            # The 64 commands mini-swe-agent's own ``extra.actions`` record for this run.
+            (64, "b39f1227cd58b5c3f167649b9bf2d3eeb30145fc0c8620fe40d5abdea7ec0a4c"),
+            workspace="/testbed",  # named in the task's text
+        )
+    ],
     "litellm/standard_logging_payload.json": [
         Expected("litellm", "chatcmpl-2299b6a2-82a3-465a-b47c-04e685a2227f", [])
     ],
@@ -413,7 +432,12 @@ def test_log_imports_command_for_command(relative: str) -> None:
         metadata = canonical["metadata"]
         assert fmt == expected.fmt
         assert canonical["id"] == expected.id
-        assert [c.command for s in steps for c in s.commands] == expected.commands
+        commands = [c.command for s in steps for c in s.commands]
+        if isinstance(expected.commands, tuple):
+            digest = hashlib.sha256("\n\0".join(commands).encode()).hexdigest()
+            assert (len(commands), digest) == expected.commands
+        else:
+            assert commands == expected.commands
         edits = [
             (effect.kind, effect.path)
             for step in steps
@@ -880,3 +904,33 @@ def test_a_call_log_keeps_the_models_response_as_its_last_action() -> None:
     # A chat record with a ``response`` that is no chat completion stays a chat record.
     record = {"messages": [{"role": "user", "content": "hi"}], "response": "n/a"}
     assert convert_record(record)[0] == "openai"
+
+
+def test_atif_workspace_where_harbors_writers_put_it() -> None:
+    """Harbor writes Codex' ``cwd`` in ``agent.extra`` and Claude Code's in each step's
+    ``extra``; a converted run that kept neither names its directory only in the task."""
+    call = {"tool_call_id": "c1", "function_name": "Bash", "arguments": {"command": "ls"}}
+    agent_step = {"step_id": 2, "source": "agent", "message": "", "tool_calls": [call]}
+    record = {
+        "schema_version": "ATIF-v1.5",
+        "session_id": "s",
+        "agent": {"name": "codex", "version": "0.1", "extra": {"cwd": "/app"}},
+        "steps": [{"step_id": 1, "source": "user", "message": "Fix it."}, agent_step],
+    }
+    _, codex = convert_record(record)
+    assert codex["metadata"]["workspace"] == "/app" and "workspace_from" not in codex["metadata"]
+    record["agent"] = {"name": "claude-code", "version": "2.0"}
+    agent_step["extra"] = {"cwd": "/repo"}
+    _, claude = convert_record(record)
+    assert claude["metadata"]["workspace"] == "/repo"
+    # The trajectory's own extra wins over both.
+    record["extra"] = {"workspace": "/srv/task"}
+    assert convert_record(record)[1]["metadata"]["workspace"] == "/srv/task"
+    del record["extra"], agent_step["extra"]
+    assert "workspace" not in convert_record(record)[1]["metadata"]
+    record["steps"][0]["message"] = "<uploaded_files>\n/workspace/django\n</uploaded_files>\nFix."
+    _, named = convert_record(record)
+    assert named["metadata"]["workspace"] == "/workspace/django"
+    assert named["metadata"]["workspace_from"] == "the task's text"
+    [(_, converted)] = imported("harbor-atif/mini_swe_agent_astropy_12907.trajectory.json")
+    assert converted["metadata"]["workspace_from"] == "the task's text"
