@@ -34,7 +34,7 @@ def test_every_agent_log_imports_with_its_commands_and_nothing_rejected(
         out, err = run_import(path, capsys)
         assert "rejected 0" in out, (path, out, err)
     # One trajectory per session (aider), per side chain (Claude Code), per call (litellm JSONL).
-    assert Trajectory.objects.count() == 34
+    assert Trajectory.objects.count() == 36
     ids = set(Trajectory.objects.values_list("external_id", flat=True))
     assert {
         "SWE-agent__test-repo-i1",

@@ -83,6 +83,7 @@ PONY_EDITS = [
     ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
 ]
 SESSION = "00000000-0000-4000-8000-0000000c1a0d"
+CURRY = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"
 
 EXPECTED: dict[str, list[Expected]] = {
     "swe-agent/function_calling_test_repo.traj": [
@@ -264,6 +265,24 @@ EXPECTED: dict[str, list[Expected]] = {
             "40e7b02d-c0f9-4876-9010-f514d4eb0603",
             ["ls -la"],
             workspace="/home/cyou/claude-agent-sdk-gleam",
+        )
+    ],
+    f"claude-code/{CURRY}.jsonl": [
+        # Five ``Task`` sub-agents, ``TaskOutput``, then one ``Bash`` call.
+        Expected(
+            "claude-code",
+            CURRY,
+            [
+                "python3 /Users/pete/.claude/plugins/cache/session-share-marketplace/"
+                f"session-share/0.1.7/commands/publish/scripts/publish_session.py {CURRY}"
+            ],
+            workspace="/Users/pete/tmp/claude-code-sessions",
+        )
+    ],
+    "claude-code/agent-a5bdbc1.jsonl": [
+        # One of its sub-agents' own file: a ``WebSearch`` call.
+        Expected(
+            "claude-code", f"{CURRY}/a5bdbc1", [], workspace="/Users/pete/tmp/claude-code-sessions"
         )
     ],
     "claude-code/edits_and_task.synthetic.jsonl": [
@@ -482,6 +501,11 @@ def test_claude_code_turns_keep_reasoning_parallel_calls_and_paired_results() ->
     assert "parent_session" not in main["metadata"]
     assert side["metadata"]["parent_session"] == main["id"]
     assert side["metadata"]["agent_id"] == "e1c84ba5"
+    [(_, parent)] = imported(f"claude-code/{CURRY}.jsonl")
+    [(_, child)] = imported("claude-code/agent-a5bdbc1.jsonl")
+    assert child["metadata"]["parent_session"] == parent["id"] == CURRY
+    names = [c["function"]["name"] for s in extract_steps(parent) for c in s.tool_calls]
+    assert names == ["Task", "Task", "Task", "TaskOutput", "Task", "Task", "Bash"]
     [(_, stream)] = imported("claude-code/stream_json_ls.jsonl")
     assert stream["metadata"]["result"]["subtype"] == "success"
     assert stream["metadata"]["agent_version"] == "2.1.3"
