@@ -958,3 +958,68 @@ def test_atif_workspace_where_harbors_writers_put_it() -> None:
     assert named["metadata"]["workspace_from"] == "the task's text"
     [(_, converted)] = imported("harbor-atif/mini_swe_agent_astropy_12907.trajectory.json")
     assert converted["metadata"]["workspace_from"] == "the task's text"
+
+
+def test_codex_apply_patch_sent_through_the_shell_tool_is_a_file_edit() -> None:
+    """Found on real Codex rollouts of 2025 (published under a licence that keeps them out of
+    this repository): the model sent patches as the shell argv ``["apply_patch", patch]`` or a
+    ``bash -lc`` heredoc to ``applypatch``, which Codex applies itself. They were read as shell
+    commands and their file edits were lost; the workspace was only in the
+    ``<environment_context>`` message."""
+    patch = "*** Begin Patch\n*** Update File: render.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    heredoc = f"applypatch << 'PATCH'\n{patch}PATCH\n"
+
+    def call(call_id: str, argv: list[str]) -> dict:
+        arguments = json.dumps({"command": argv, "workdir": "/home/dev/viewer"})
+        return {
+            "type": "function_call",
+            "name": "shell",
+            "arguments": arguments,
+            "call_id": call_id,
+        }
+
+    def output(call_id: str) -> dict:
+        return {"type": "function_call_output", "call_id": call_id, "output": "Done!"}
+
+    context = (
+        "<environment_context>\n  <cwd>/home/dev/viewer</cwd>\n  <approval_policy>on-request"
+        "</approval_policy>\n</environment_context>"
+    )
+    lines = [
+        {"id": "rollout-1", "timestamp": "2025-09-10T02:47:38.812Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": context}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Go."}]},
+        call("c1", ["bash", "-lc", "sed -n '1,20p' render.py"]),
+        output("c1"),
+        call("c2", ["apply_patch", patch]),
+        output("c2"),
+        call("c3", ["bash", "-lc", heredoc]),
+        output("c3"),
+        call("c4", ["bash", "-lc", "apply_patch_helper --check && echo ok"]),
+        output("c4"),
+    ]
+    records = list(iter_records("\n".join(json.dumps(line) for line in lines) + "\n"))
+    assert [r.error for r in records] == [None]
+    fmt, canonical = convert_record(records[0].record)
+    steps = extract_steps(canonical)
+    assert fmt == "codex"
+    assert [c.command for s in steps for c in s.commands] == [
+        "sed -n '1,20p' render.py",
+        "apply_patch_helper --check && echo ok",  # a program of its own: still a command
+    ]
+    calls = [c for s in steps for c in s.tool_calls]
+    assert [c["function"]["name"] for c in calls] == [
+        "shell",
+        "apply_patch",
+        "apply_patch",
+        "shell",
+    ]
+    assert [(e.kind, e.path) for c in calls for e in file_effects(c)] == [
+        ("edit", "render.py"),
+        ("edit", "render.py"),
+    ]
+    assert json.loads(calls[2]["function"]["arguments"])["input"] == patch
+    assert canonical["metadata"]["workspace"] == "/home/dev/viewer"
+    assert canonical["metadata"]["workspace_from"] == "the <environment_context> message"
+    assert UNREAD_KEY not in canonical["metadata"]
