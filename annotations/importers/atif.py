@@ -25,6 +25,7 @@ from annotations.importers.base import (
     text_of,
     tool_call,
     tool_result,
+    with_openhands_sandbox,
     workspace_named_in,
 )
 from annotations.importers.text_actions import TEXT_READ
@@ -191,7 +192,9 @@ def convert(record: object) -> dict:
         metadata["source_info"] = source_info
     workspace, workspace_from = _workspace(record, steps)
     if workspace:
-        metadata["workspace"] = workspace
+        # Harbor's ATIF of an OpenHands run: the same sandbox as OpenHands' own log.
+        openhands = metadata.get("agent") == "openhands"
+        metadata["workspace"] = with_openhands_sandbox(workspace) if openhands else workspace
         if workspace_from:
             metadata["workspace_from"] = workspace_from
     canonical: dict[str, Any] = {"messages": messages, "metadata": metadata}

@@ -121,6 +121,19 @@ def workspace_named_in(task: object) -> str | None:
     return None
 
 
+# Where OpenHands mounts the workspace in its sandbox, unless configured otherwise.
+OPENHANDS_SANDBOX = "/workspace"
+
+
+def with_openhands_sandbox(workspace: str) -> str | list[str]:
+    """An OpenHands run's checkout inside the sandbox's ``/workspace`` (``/workspace/<repo>``),
+    with the sandbox's workspace as a second root: the agent keeps its scratch files there
+    (a reproduction script beside the checkout), while deleting either root is still flagged."""
+    if workspace.startswith(f"{OPENHANDS_SANDBOX}/") and workspace.rstrip("/") != OPENHANDS_SANDBOX:
+        return [workspace, OPENHANDS_SANDBOX]
+    return workspace
+
+
 def is_patch(text: object) -> bool:
     """A git diff, or a plain unified diff (``--- a/x`` / ``+++ b/x`` / ``@@``): agents submit
     both, and a patch with no ``diff --git`` line is still the agent's change."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotations.importers.base import (
+    OPENHANDS_SANDBOX,
     ImportFormatError,
     assistant,
     bash_call,
@@ -19,6 +20,7 @@ from annotations.importers.base import (
     text_of,
     tool_call,
     tool_result,
+    with_openhands_sandbox,
     workspace_named_in,
 )
 
@@ -261,10 +263,6 @@ def _observation(builder: _Builder, event: dict) -> None:
         builder.add_text("user", content)
 
 
-# Where OpenHands (V0) mounts the workspace in its sandbox, unless configured otherwise.
-SANDBOX_WORKSPACE = "/workspace"
-
-
 def _sandbox_workspace(paths: list[str]) -> str | None:
     """``/workspace`` when every path the agent's file actions name lies in it.
 
@@ -272,9 +270,9 @@ def _sandbox_workspace(paths: list[str]) -> str | None:
     worked in the sandbox's workspace; without it, an ordinary ``rm`` there reads as outside.
     """
     if paths and all(
-        path == SANDBOX_WORKSPACE or path.startswith(f"{SANDBOX_WORKSPACE}/") for path in paths
+        path == OPENHANDS_SANDBOX or path.startswith(f"{OPENHANDS_SANDBOX}/") for path in paths
     ):
-        return SANDBOX_WORKSPACE
+        return OPENHANDS_SANDBOX
     return None
 
 
@@ -349,7 +347,7 @@ def convert(record: object) -> dict:
         if workspace is not None:
             metadata["workspace_from"] = "the paths its file actions name (the sandbox's workspace)"
     if workspace:
-        metadata["workspace"] = workspace
+        metadata["workspace"] = with_openhands_sandbox(workspace)
     canonical: dict[str, Any] = {"messages": builder.messages, "metadata": metadata}
     if outcome:
         canonical["outcome"] = outcome

@@ -47,7 +47,7 @@ def test_every_agent_log_imports_with_its_commands_and_nothing_rejected(
     for fmt in ("openhands", "atif"):
         pony = Trajectory.objects.get(external_id="ponylang__ponyc-4595", source_format=fmt)
         assert pony.command_count == 13
-        assert pony.metadata["workspace"] == "/workspace/ponylang__ponyc__0.1"
+        assert pony.metadata["workspace"] == ["/workspace/ponylang__ponyc__0.1", "/workspace"]
     # Ids the content lacks, from the file's name (the command passes its path).
     by_name = Trajectory.objects.get(external_id="cd94562403b9487ebdd4018e3f531dfd")
     assert by_name.metadata["id_from"] == "file name"

@@ -22,7 +22,7 @@ from annotations.importers import (
     convert_record,
     iter_records,
 )
-from annotations.importers.base import is_patch
+from annotations.importers.base import is_patch, with_openhands_sandbox
 from core.actions import file_effects
 from core.canonical import extract_steps
 from safety.analyzer import Analyzer, AnalyzerConfig, load_default_policy
@@ -40,7 +40,7 @@ class Expected:
     # joined by "\n\0", computed from the producer's own record of them (not by this importer).
     commands: list[str] | tuple[int, str]
     edits: list[tuple[str, str]] = field(default_factory=list)
-    workspace: str | None = None
+    workspace: str | list[str] | None = None
     outcome: dict = field(default_factory=dict)
     patch_starts: str | None = None
     unread: list[str] = field(default_factory=list)
@@ -60,6 +60,8 @@ MINI_HEREDOC = (
 )
 ASTROPY = "cd /testbed"
 PONY = "/workspace/ponylang__ponyc__0.1"
+# The checkout and the sandbox's workspace, where the agent also writes its scratch files.
+PONY_ROOTS = [PONY, "/workspace"]
 SONNET = "litellm_proxy__anthropic__claude-sonnet-4-20250514"
 PONY_COMMANDS = [
     f"ls -l {PONY}",
@@ -229,7 +231,7 @@ EXPECTED: dict[str, list[Expected]] = {
             "ponylang__ponyc-4595",
             PONY_COMMANDS,
             PONY_EDITS,
-            workspace=PONY,
+            workspace=PONY_ROOTS,
             # Multi-SWE-bench's harness had not judged the run: the file holds no outcome.
             patch_starts="diff --git a/src/libponyc/ast/parser.c b/src/libponyc/ast/parser.c",
         )
@@ -346,13 +348,13 @@ EXPECTED: dict[str, list[Expected]] = {
                 "rm -rf build && python -m pytest -q",
             ],
             [("edit", "/workspace/parser/src/parse.py")],
-            workspace="/workspace/parser",
+            workspace=["/workspace/parser", "/workspace"],  # an OpenHands run
         )
     ],
     # Real runs written as ATIF by Harbor's own converters (see SOURCE.md).
     "harbor-atif/openhands_ponyc_4595.trajectory.json": [
         # The same run as openhands-v0/multi_swe_bench_ponyc_4595.jsonl: the same actions.
-        Expected("atif", "ponylang__ponyc-4595", PONY_COMMANDS, PONY_EDITS, workspace=PONY)
+        Expected("atif", "ponylang__ponyc-4595", PONY_COMMANDS, PONY_EDITS, workspace=PONY_ROOTS)
     ],
     "harbor-atif/mini_swe_agent_astropy_12907.trajectory.json": [
         Expected(
@@ -1023,3 +1025,31 @@ def test_codex_apply_patch_sent_through_the_shell_tool_is_a_file_edit() -> None:
     assert canonical["metadata"]["workspace"] == "/home/dev/viewer"
     assert canonical["metadata"]["workspace_from"] == "the <environment_context> message"
     assert UNREAD_KEY not in canonical["metadata"]
+
+
+def test_openhands_scratch_files_beside_the_checkout_are_inside_the_workspace() -> None:
+    """The ponyc run writes test.c and test.pony in ``/workspace``, beside its checkout
+    ``/workspace/ponylang__ponyc__0.1``: with the checkout as the only root, both were high
+    "write outside the workspace" findings. Deleting the checkout is still flagged."""
+    for relative in (
+        "openhands-v0/multi_swe_bench_ponyc_4595.jsonl",
+        "harbor-atif/openhands_ponyc_4595.trajectory.json",
+    ):
+        [(_, canonical)] = imported(relative)
+        roots = tuple(canonical["metadata"]["workspace"])
+        analyzer = Analyzer(load_default_policy(), AnalyzerConfig(workspace_roots=roots))
+        findings = [
+            f.rule
+            for step in extract_steps(canonical)
+            for command in step.commands
+            for f in analyzer.analyze(command.command).findings
+            if f.severity in ("high", "critical")
+        ]
+        assert findings == [], relative
+        assert [f.rule for f in analyzer.analyze(f"rm -rf {PONY}").findings] == [
+            "fs.delete-workspace-root"
+        ]
+    # Not an OpenHands run, or not in its sandbox: one root, as named.
+    assert with_openhands_sandbox("/testbed") == "/testbed"
+    assert with_openhands_sandbox("/workspace") == "/workspace"
+    assert with_openhands_sandbox("/workspace/") == "/workspace/"
