@@ -1000,6 +1000,14 @@ def test_codex_apply_patch_sent_through_the_shell_tool_is_a_file_edit() -> None:
         output("c3"),
         call("c4", ["bash", "-lc", "apply_patch_helper --check && echo ok"]),
         output("c4"),
+        # Codex asking the user (seen in a 2026 rollout): a control call, not an unread action.
+        {
+            "type": "function_call",
+            "name": "request_user_input",
+            "arguments": json.dumps({"questions": [{"question": "Which format?"}]}),
+            "call_id": "c5",
+        },
+        output("c5"),
     ]
     records = list(iter_records("\n".join(json.dumps(line) for line in lines) + "\n"))
     assert [r.error for r in records] == [None]
@@ -1011,12 +1019,8 @@ def test_codex_apply_patch_sent_through_the_shell_tool_is_a_file_edit() -> None:
         "apply_patch_helper --check && echo ok",  # a program of its own: still a command
     ]
     calls = [c for s in steps for c in s.tool_calls]
-    assert [c["function"]["name"] for c in calls] == [
-        "shell",
-        "apply_patch",
-        "apply_patch",
-        "shell",
-    ]
+    names = [c["function"]["name"] for c in calls]
+    assert names == ["shell", "apply_patch", "apply_patch", "shell", "request_user_input"]
     assert [(e.kind, e.path) for c in calls for e in file_effects(c)] == [
         ("edit", "render.py"),
         ("edit", "render.py"),
