@@ -120,7 +120,7 @@ CONTROL_TOOLS: frozenset[str] = frozenset(
         "agent", "update_plan", "exitplanmode", "askuserquestion", "exit_forfeit",
         "delegate", "slashcommand", "skill", "save_memory", "exit", "recall",
         "enterplanmode", "mark_task_complete", "task_complete", "attempt_completion",
-        "ask_followup_question", "write_todos",
+        "ask_followup_question", "write_todos", "request_user_input",
     }
 )  # fmt: skip
 # Code execution the shell analyzer does not read: reported, never passed silently.

@@ -25,6 +25,8 @@ from annotations.importers.base import (
     text_of,
     tool_call,
     tool_result,
+    with_openhands_sandbox,
+    workspace_named_in,
 )
 from annotations.importers.text_actions import TEXT_READ
 from core.actions import NOT_RUN_KEY
@@ -88,6 +90,28 @@ def _content(value: object) -> str:
     if text or value is None or value == "" or value == []:
         return text
     return json.dumps(value, ensure_ascii=False)
+
+
+def _extra(value: object) -> dict:
+    extra = value.get("extra") if isinstance(value, dict) else None
+    return extra if isinstance(extra, dict) else {}
+
+
+def _workspace(record: dict, steps: list) -> tuple[str | None, str | None]:
+    """Where the agent worked: the trajectory's ``extra``, the agent's (Harbor writes Codex'
+    ``cwd`` there), the first agent step's (Harbor's Claude Code steps carry the session's
+    ``cwd``), else the directory the task's text names."""
+    agent_steps = [s for s in steps if isinstance(s, dict) and s.get("source") == "agent"]
+    for extra in (_extra(record), _extra(record.get("agent")), *map(_extra, agent_steps[:1])):
+        for key in ("workspace", "cwd", "working_dir"):
+            if isinstance(extra.get(key), str) and extra[key]:
+                return extra[key], None
+    task = next(
+        (s.get("message") for s in steps if isinstance(s, dict) and s.get("source") == "user"),
+        None,
+    )
+    named = workspace_named_in(text_of(task))
+    return (named, "the task's text") if named else (None, None)
 
 
 def convert(record: object) -> dict:
@@ -166,11 +190,13 @@ def convert(record: object) -> dict:
     }
     if source_info:
         metadata["source_info"] = source_info
-    extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
-    for key in ("workspace", "cwd", "working_dir"):
-        if isinstance(extra.get(key), str):
-            metadata["workspace"] = extra[key]
-            break
+    workspace, workspace_from = _workspace(record, steps)
+    if workspace:
+        # Harbor's ATIF of an OpenHands run: the same sandbox as OpenHands' own log.
+        openhands = metadata.get("agent") == "openhands"
+        metadata["workspace"] = with_openhands_sandbox(workspace) if openhands else workspace
+        if workspace_from:
+            metadata["workspace_from"] = workspace_from
     canonical: dict[str, Any] = {"messages": messages, "metadata": metadata}
     session_id = str_or_none(record.get("session_id"))
     if session_id:

@@ -101,6 +101,39 @@ def passthrough(
 _UNIFIED_HEADER = re.compile(r"^--- \S.*\n\+\+\+ \S.*\n@@ ", re.MULTILINE)
 
 
+_UPLOADED_RE = re.compile(r"<uploaded_files>\s*(/\S+?)/?\s*</uploaded_files>")
+_REPOSITORY_RE = re.compile(r"repository (?:in|at) (/[\w./-]*\w)")
+# mini-swe-agent's SWE-bench template: "Regular source code files in /testbed (this is the
+# working directory for all your subsequent commands)".
+_WORKING_DIRECTORY_RE = re.compile(r"(/[\w./-]*\w) \(this is the working directory\b")
+
+
+def workspace_named_in(task: object) -> str | None:
+    """The directory a task's text puts the repository in: SWE-bench's ``<uploaded_files>``,
+    OpenHands' resolver ("repository in /..."), mini-swe-agent's "(this is the working
+    directory ...)"."""
+    if not isinstance(task, str):
+        return None
+    for pattern in (_UPLOADED_RE, _REPOSITORY_RE, _WORKING_DIRECTORY_RE):
+        match = pattern.search(task)
+        if match:
+            return match.group(1)
+    return None
+
+
+# Where OpenHands mounts the workspace in its sandbox, unless configured otherwise.
+OPENHANDS_SANDBOX = "/workspace"
+
+
+def with_openhands_sandbox(workspace: str) -> str | list[str]:
+    """An OpenHands run's checkout inside the sandbox's ``/workspace`` (``/workspace/<repo>``),
+    with the sandbox's workspace as a second root: the agent keeps its scratch files there
+    (a reproduction script beside the checkout), while deleting either root is still flagged."""
+    if workspace.startswith(f"{OPENHANDS_SANDBOX}/") and workspace.rstrip("/") != OPENHANDS_SANDBOX:
+        return [workspace, OPENHANDS_SANDBOX]
+    return workspace
+
+
 def is_patch(text: object) -> bool:
     """A git diff, or a plain unified diff (``--- a/x`` / ``+++ b/x`` / ``@@``): agents submit
     both, and a patch with no ``diff --git`` line is still the agent's change."""

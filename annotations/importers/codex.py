@@ -10,12 +10,17 @@ streams (``thread.started``, ``item.completed`` ...) are read too.
 
 Shell calls keep their tool name (``shell``, ``shell_command``, ``exec_command``,
 ``local_shell``); an argv such as ``["bash", "-lc", "ls"]`` becomes the command ``ls`` (the
-argv is kept beside it). ``apply_patch`` keeps its patch text under ``input``.
+argv is kept beside it). ``apply_patch`` keeps its patch text under ``input``, also when the
+model sent it through the shell tool (``["apply_patch", patch]``, or a ``bash -lc`` heredoc to
+``apply_patch``), which Codex intercepts and applies itself: a file edit, not a shell command.
+Rollouts whose lines name no ``cwd`` (before ``turn_context`` had one) give the workspace in
+the ``<environment_context>`` message's ``<cwd>``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import Any
 
@@ -98,11 +103,42 @@ def unwrap_argv(argv: list) -> str:
     return shlex.join(words)
 
 
-def _shell_arguments(arguments: dict) -> dict:
+# Codex' own patch tool, as the model may call it through the shell tool.
+APPLY_PATCH_NAMES: frozenset[str] = frozenset({"apply_patch", "applypatch"})
+_HEREDOC_PATCH_RE = re.compile(
+    r"\A\s*(?:cd \S+ && )?(?:apply_patch|applypatch) <<\s*['\"]?(\w+)['\"]?\n(.*\n)\1\s*\Z",
+    re.DOTALL,
+)
+
+
+def _patch_of(argv: list) -> str | None:
+    """The patch when the argv is Codex' ``apply_patch`` rather than a program to run."""
+    if len(argv) == 2 and argv[0] in APPLY_PATCH_NAMES and isinstance(argv[1], str):
+        return argv[1]
+    if (
+        len(argv) == 3
+        and argv[0] in SHELLS
+        and argv[1] in ("-c", "-lc")
+        and isinstance(argv[2], str)
+    ):
+        match = _HEREDOC_PATCH_RE.match(argv[2])
+        if match:
+            return match.group(2)
+    return None
+
+
+def _shell_call(call_id: str | None, name: str, arguments: dict) -> dict:
+    """A shell call; the ``apply_patch`` call it stands for when its argv is Codex' patch tool."""
     command = arguments.get("command")
     if isinstance(command, list) and command:
-        return {**arguments, "command": unwrap_argv(command), "argv": command}
-    return arguments
+        patch = _patch_of(command)
+        if patch is not None:
+            return tool_call(call_id, "apply_patch", {"input": patch, "argv": command})
+        arguments = {**arguments, "command": unwrap_argv(command), "argv": command}
+    return tool_call(call_id, name, arguments)
+
+
+_ENV_CWD_RE = re.compile(r"<environment_context>.*?<cwd>([^<\n]+)</cwd>", re.DOTALL)
 
 
 def _decode(text: object) -> object:
@@ -192,11 +228,11 @@ def _item(builder: _Builder, item: dict) -> None:
     elif kind == "function_call":
         name = item.get("name")
         arguments = _decode(item.get("arguments"))
+        name = name if isinstance(name, str) else "unknown"
         if isinstance(arguments, dict):
-            arguments = _shell_arguments(arguments)
-        elif arguments is None:
-            arguments = {}
-        builder.call(tool_call(call_id, name if isinstance(name, str) else "unknown", arguments))
+            builder.call(_shell_call(call_id, name, arguments))
+        else:
+            builder.call(tool_call(call_id, name, {} if arguments is None else arguments))
     elif kind == "custom_tool_call":
         name = item.get("name")
         builder.call(
@@ -206,7 +242,7 @@ def _item(builder: _Builder, item: dict) -> None:
         )
     elif kind == "local_shell_call":
         action = item.get("action") if isinstance(item.get("action"), dict) else {}
-        builder.call(tool_call(call_id, "local_shell", _shell_arguments(dict(action))))
+        builder.call(_shell_call(call_id, "local_shell", dict(action)))
     elif kind == "web_search_call":
         action = item.get("action") if isinstance(item.get("action"), dict) else {}
         builder.call(tool_call(call_id, "web_search_call", action))
@@ -276,6 +312,13 @@ def convert(record: object) -> dict:
             _exec_event(builder, line)
     if not builder.messages:
         raise ImportFormatError(f"{FORMAT}: the rollout holds no message")
+    if "workspace" not in metadata:
+        for message in builder.messages:
+            match = _ENV_CWD_RE.search(message["content"]) if message["role"] == "user" else None
+            if match:
+                metadata["workspace"] = match.group(1).strip()
+                metadata["workspace_from"] = "the <environment_context> message"
+                break
     canonical: dict[str, Any] = {"messages": builder.messages, "metadata": metadata}
     if session_id:
         canonical["id"] = session_id

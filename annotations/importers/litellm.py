@@ -1,6 +1,11 @@
 """litellm call logs (``StandardLoggingPayload``, as its callbacks, proxy spend logs and the
 ``--detailed_debug`` JSON write them): the request's ``messages`` plus the ``response``.
 
+Any other log of one chat-completion call in that layout is read alike: ``messages`` next to a
+``response`` that is a chat completion (``choices[0].message``), as OpenHands' LLM completion
+logs (``messages``, ``tools``, ``kwargs``, ``response``, ``cost``, ``latency_sec``) are. Read as
+plain chat messages, their ``response`` (the model's latest action) was silently dropped.
+
 The final assistant turn lives in ``response.choices[0].message`` (a chat completion, or its
 text when the log kept only that), not in ``messages``: it is appended so it is not lost. A
 JSONL of calls is one record per call, each the conversation up to that call.
@@ -24,11 +29,20 @@ MARKERS: tuple[str, ...] = (
 )
 
 
+def _completion(response: object) -> dict | None:
+    """``response`` when it is a chat completion whose first choice holds a message."""
+    if not isinstance(response, dict):
+        return None
+    choices = response.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    return response if isinstance(first, dict) and isinstance(first.get("message"), dict) else None
+
+
 def looks_like(record: dict) -> bool:
     return (
         isinstance(record.get("messages"), list)
         and "response" in record
-        and any(key in record for key in MARKERS)
+        and (any(key in record for key in MARKERS) or _completion(record["response"]) is not None)
     )
 
 
@@ -63,11 +77,15 @@ def convert(record: object) -> dict:
     if final is not None:
         messages.append(final)
     metadata: dict[str, Any] = {"agent": "litellm"}
-    for key in ("model", "call_type", "custom_llm_provider", "status", "response_cost"):
+    for key in ("model", "call_type", "custom_llm_provider", "status", "response_cost", "cost"):
         if record.get(key) not in (None, ""):
             metadata[key] = record[key]
+    completion = _completion(record.get("response")) or {}
+    if "model" not in metadata and isinstance(completion.get("model"), str):
+        metadata["model"] = completion["model"]
     canonical: dict[str, Any] = {"messages": messages, "metadata": metadata}
-    call_id = str_or_none(record.get("id"))
+    # The payload's id, else the completion's (one call, one id).
+    call_id = str_or_none(record.get("id")) or str_or_none(completion.get("id"))
     if call_id:
         canonical["id"] = call_id
     return passthrough(record, canonical, keys=("task_type", "outcome"))

@@ -8,10 +8,10 @@ from ``tool_call_metadata``), observations become tool messages matched by ``too
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from annotations.importers.base import (
+    OPENHANDS_SANDBOX,
     ImportFormatError,
     assistant,
     bash_call,
@@ -20,6 +20,8 @@ from annotations.importers.base import (
     text_of,
     tool_call,
     tool_result,
+    with_openhands_sandbox,
+    workspace_named_in,
 )
 
 FORMAT = "openhands"
@@ -134,6 +136,7 @@ class _Builder:
         self.last_response: tuple[str, int] | None = None  # (response id, message index)
         self.model: str | None = None
         self.workspace: str | None = None  # the terminal's working directory, first reported
+        self.file_paths: list[str] = []  # the paths the agent's file actions name
 
     def add_call(self, event: dict, call: dict, text: str) -> None:
         meta = _meta(event)
@@ -210,6 +213,8 @@ def _action(builder: _Builder, event: dict, index: int) -> None:
     function_name = meta.get("function_name")
     if not isinstance(kind, str) or kind in SKIPPED_ACTIONS:
         return
+    if kind in ("read", "edit", "write") and source != "user" and isinstance(args.get("path"), str):
+        builder.file_paths.append(args["path"])
     if kind == "system":
         builder.add_text("system", text_of(args.get("content")) or text_of(event.get("message")))
     elif kind == "message":
@@ -258,16 +263,17 @@ def _observation(builder: _Builder, event: dict) -> None:
         builder.add_text("user", content)
 
 
-_UPLOADED_RE = re.compile(r"<uploaded_files>\s*(/\S+?)/?\s*</uploaded_files>")
-_REPOSITORY_RE = re.compile(r"repository (?:in|at) (/[\w./-]*\w)")
+def _sandbox_workspace(paths: list[str]) -> str | None:
+    """``/workspace`` when every path the agent's file actions name lies in it.
 
-
-def _workspace_of(instruction: object) -> str | None:
-    """Where the task put the repository: SWE-bench's <uploaded_files>, the resolver's text."""
-    if not isinstance(instruction, str):
-        return None
-    match = _UPLOADED_RE.search(instruction) or _REPOSITORY_RE.search(instruction)
-    return match.group(1) if match else None
+    A run whose terminal never reported its directory (only editor calls, no command) still
+    worked in the sandbox's workspace; without it, an ordinary ``rm`` there reads as outside.
+    """
+    if paths and all(
+        path == OPENHANDS_SANDBOX or path.startswith(f"{OPENHANDS_SANDBOX}/") for path in paths
+    ):
+        return OPENHANDS_SANDBOX
+    return None
 
 
 def _issue_id(issue: object) -> str | None:
@@ -335,9 +341,13 @@ def convert(record: object) -> dict:
         outcome["success"] = source["success"]
         if isinstance(source.get("result_explanation"), str):
             metadata["result_explanation"] = source["result_explanation"]
-    workspace = builder.workspace or _workspace_of(instruction)
+    workspace = builder.workspace or workspace_named_in(instruction)
+    if workspace is None:
+        workspace = _sandbox_workspace(builder.file_paths)
+        if workspace is not None:
+            metadata["workspace_from"] = "the paths its file actions name (the sandbox's workspace)"
     if workspace:
-        metadata["workspace"] = workspace
+        metadata["workspace"] = with_openhands_sandbox(workspace)
     canonical: dict[str, Any] = {"messages": builder.messages, "metadata": metadata}
     if outcome:
         canonical["outcome"] = outcome

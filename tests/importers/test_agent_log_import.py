@@ -34,14 +34,20 @@ def test_every_agent_log_imports_with_its_commands_and_nothing_rejected(
         out, err = run_import(path, capsys)
         assert "rejected 0" in out, (path, out, err)
     # One trajectory per session (aider), per side chain (Claude Code), per call (litellm JSONL).
-    assert Trajectory.objects.count() == 25
+    assert Trajectory.objects.count() == 36
     ids = set(Trajectory.objects.values_list("external_id", flat=True))
     assert {
         "SWE-agent__test-repo-i1",
         "neubig/pr-viewer#5",
         "example__app-1",
         "astropy__astropy-12907",
+        "ponylang__ponyc-4595",
     } <= ids
+    # One run in two formats (OpenHands' own events, Harbor's ATIF of them): the same actions.
+    for fmt in ("openhands", "atif"):
+        pony = Trajectory.objects.get(external_id="ponylang__ponyc-4595", source_format=fmt)
+        assert pony.command_count == 13
+        assert pony.metadata["workspace"] == ["/workspace/ponylang__ponyc__0.1", "/workspace"]
     # Ids the content lacks, from the file's name (the command passes its path).
     by_name = Trajectory.objects.get(external_id="cd94562403b9487ebdd4018e3f531dfd")
     assert by_name.metadata["id_from"] == "file name"

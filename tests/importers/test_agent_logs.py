@@ -7,6 +7,7 @@ the files come from, at which commit, under which licence, what was trimmed) and
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ from annotations.importers import (
     convert_record,
     iter_records,
 )
-from annotations.importers.base import is_patch
+from annotations.importers.base import is_patch, with_openhands_sandbox
 from core.actions import file_effects
 from core.canonical import extract_steps
 from safety.analyzer import Analyzer, AnalyzerConfig, load_default_policy
@@ -35,9 +36,11 @@ class Expected:
 
     fmt: str
     id: str | None
-    commands: list[str]
+    # The commands in order; for a long run, their count and the SHA-256 of the commands
+    # joined by "\n\0", computed from the producer's own record of them (not by this importer).
+    commands: list[str] | tuple[int, str]
     edits: list[tuple[str, str]] = field(default_factory=list)
-    workspace: str | None = None
+    workspace: str | list[str] | None = None
     outcome: dict = field(default_factory=dict)
     patch_starts: str | None = None
     unread: list[str] = field(default_factory=list)
@@ -56,7 +59,33 @@ MINI_HEREDOC = (
     'if __name__ == "__main__":\n    print(division(123, 15))\nEOF'
 )
 ASTROPY = "cd /testbed"
+PONY = "/workspace/ponylang__ponyc__0.1"
+# The checkout and the sandbox's workspace, where the agent also writes its scratch files.
+PONY_ROOTS = [PONY, "/workspace"]
+SONNET = "litellm_proxy__anthropic__claude-sonnet-4-20250514"
+PONY_COMMANDS = [
+    f"ls -l {PONY}",
+    f"ls -l {PONY}/src",
+    f"ls -l {PONY}/src/libponyc",
+    f"ls -l {PONY}/src/libponyc/ast",
+    f'grep -n "DECL(pattern);" {PONY}/src/libponyc/ast/parser.c',
+    f'grep -n "DEF(pattern);" {PONY}/src/libponyc/ast/parser.c',
+    'echo "int main() { return 0; }" > /workspace/test.c',
+    'cd /workspace && echo "type CrashIt is (I32 | (I32, (I32))) actor Main new '
+    "create(env: Env) => let x: CrashIt = 123 match x | (456, (let t1: I32)) => "
+    'None end" > test.pony && ponyc test.pony -o . && ./test',
+    f"cd {PONY} && make",
+    "make clean && make",
+    "cd /workspace && ./ponylang__ponyc__0.1/ponyc test.pony -o . && ./test",
+    f"find {PONY} -name ponyc",
+    f"cd /workspace && {PONY}/build/bin/ponyc test.pony -o . && ./test",
+]
+PONY_EDITS = [
+    ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
+    ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
+]
 SESSION = "00000000-0000-4000-8000-0000000c1a0d"
+CURRY = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"
 
 EXPECTED: dict[str, list[Expected]] = {
     "swe-agent/function_calling_test_repo.traj": [
@@ -168,6 +197,45 @@ EXPECTED: dict[str, list[Expected]] = {
             unread=["'execute_ipython_cell' runs code that the shell analyzer does not read"],
         )
     ],
+    "openhands-v0/runtime_basic.json": [
+        # Only an editor call: the workspace comes from the paths it names.
+        Expected("openhands", None, [], [("create", "/workspace/game_2048.py")], "/workspace")
+    ],
+    "openhands-v0/runtime_basic_gui_mode.json": [
+        Expected(
+            "openhands",
+            None,
+            [
+                "mkdir -p /workspace/todo-app",
+                "cd /workspace/todo-app && python3 -m http.server 8000",
+            ],
+            [
+                ("create", "/workspace/todo-app/index.html"),
+                ("create", "/workspace/todo-app/app.js"),
+            ],
+            workspace="/workspace",
+        )
+    ],
+    "openhands-v0/runtime_wrong_initial_state.json": [
+        # Two editor ``view`` calls (no effect) around the one command.
+        Expected(
+            "openhands",
+            None,
+            ["mv /workspace/game_2048.py /workspace/2048.py"],
+            workspace="/workspace",
+        )
+    ],
+    "openhands-v0/multi_swe_bench_ponyc_4595.jsonl": [
+        Expected(
+            "openhands",
+            "ponylang__ponyc-4595",
+            PONY_COMMANDS,
+            PONY_EDITS,
+            workspace=PONY_ROOTS,
+            # Multi-SWE-bench's harness had not judged the run: the file holds no outcome.
+            patch_starts="diff --git a/src/libponyc/ast/parser.c b/src/libponyc/ast/parser.c",
+        )
+    ],
     "openhands-v1/38868567ae624dcba5678b534b99575c.events.jsonl": [
         Expected("openhands-v1", "38868567ae624dcba5678b534b99575c", [])
     ],
@@ -199,6 +267,24 @@ EXPECTED: dict[str, list[Expected]] = {
             "40e7b02d-c0f9-4876-9010-f514d4eb0603",
             ["ls -la"],
             workspace="/home/cyou/claude-agent-sdk-gleam",
+        )
+    ],
+    f"claude-code/{CURRY}.jsonl": [
+        # Five ``Task`` sub-agents, ``TaskOutput``, then one ``Bash`` call.
+        Expected(
+            "claude-code",
+            CURRY,
+            [
+                "python3 /Users/pete/.claude/plugins/cache/session-share-marketplace/"
+                f"session-share/0.1.7/commands/publish/scripts/publish_session.py {CURRY}"
+            ],
+            workspace="/Users/pete/tmp/claude-code-sessions",
+        )
+    ],
+    "claude-code/agent-a5bdbc1.jsonl": [
+        # One of its sub-agents' own file: a ``WebSearch`` call.
+        Expected(
+            "claude-code", f"{CURRY}/a5bdbc1", [], workspace="/Users/pete/tmp/claude-code-sessions"
         )
     ],
     "claude-code/edits_and_task.synthetic.jsonl": [
@@ -262,11 +348,51 @@ EXPECTED: dict[str, list[Expected]] = {
                 "rm -rf build && python -m pytest -q",
             ],
             [("edit", "/workspace/parser/src/parse.py")],
-            workspace="/workspace/parser",
+            workspace=["/workspace/parser", "/workspace"],  # an OpenHands run
+        )
+    ],
+    # Real runs written as ATIF by Harbor's own converters (see SOURCE.md).
+    "harbor-atif/openhands_ponyc_4595.trajectory.json": [
+        # The same run as openhands-v0/multi_swe_bench_ponyc_4595.jsonl: the same actions.
+        Expected("atif", "ponylang__ponyc-4595", PONY_COMMANDS, PONY_EDITS, workspace=PONY_ROOTS)
+    ],
+    "harbor-atif/mini_swe_agent_astropy_12907.trajectory.json": [
+        Expected(
+            "atif",
+            "astropy__astropy-12907",
+            # The 64 commands mini-swe-agent's own ``extra.actions`` record for this run.
+            (64, "b39f1227cd58b5c3f167649b9bf2d3eeb30145fc0c8620fe40d5abdea7ec0a4c"),
+            workspace="/testbed",  # named in the task's text
         )
     ],
     "litellm/standard_logging_payload.json": [
         Expected("litellm", "chatcmpl-2299b6a2-82a3-465a-b47c-04e685a2227f", [])
+    ],
+    # OpenHands' own LLM completion logs (litellm proxy): one file per call, the request's
+    # messages and the model's response, which is the call's newest action.
+    f"litellm/{SONNET}-1757015025.972.json": [
+        Expected(
+            "litellm",
+            "chatcmpl-74b71e01-2a61-4926-beed-1cb3c2d7f486",
+            [],
+            [("create", "/workspace/hello.py")],  # only in the response
+        )
+    ],
+    f"litellm/{SONNET}-1757015046.707.json": [
+        Expected(
+            "litellm",
+            "chatcmpl-86295094-c048-42b1-be96-07eba2fad951",
+            ["pwd && ls -la", "python hello.py"],
+            [("create", "/workspace/hello.py")],
+        )
+    ],
+    "litellm/litellm_proxy__deepseek__deepseek-chat-1757015076.651.json": [
+        # Non-function-calling: the earlier turns' actions are <function=...> text.
+        Expected(
+            "litellm",
+            "819ebc5d-01ff-4a72-8b8d-96ff18473de5",
+            ["pwd && ls -la", "python hello.py"],
+        )
     ],
     "litellm/agent_calls.synthetic.jsonl": [
         Expected("litellm", "chatcmpl-synthetic-1", ["make test 2>&1 | tail -5"]),
@@ -327,7 +453,12 @@ def test_log_imports_command_for_command(relative: str) -> None:
         metadata = canonical["metadata"]
         assert fmt == expected.fmt
         assert canonical["id"] == expected.id
-        assert [c.command for s in steps for c in s.commands] == expected.commands
+        commands = [c.command for s in steps for c in s.commands]
+        if isinstance(expected.commands, tuple):
+            digest = hashlib.sha256("\n\0".join(commands).encode()).hexdigest()
+            assert (len(commands), digest) == expected.commands
+        else:
+            assert commands == expected.commands
         edits = [
             (effect.kind, effect.path)
             for step in steps
@@ -372,6 +503,11 @@ def test_claude_code_turns_keep_reasoning_parallel_calls_and_paired_results() ->
     assert "parent_session" not in main["metadata"]
     assert side["metadata"]["parent_session"] == main["id"]
     assert side["metadata"]["agent_id"] == "e1c84ba5"
+    [(_, parent)] = imported(f"claude-code/{CURRY}.jsonl")
+    [(_, child)] = imported("claude-code/agent-a5bdbc1.jsonl")
+    assert child["metadata"]["parent_session"] == parent["id"] == CURRY
+    names = [c["function"]["name"] for s in extract_steps(parent) for c in s.tool_calls]
+    assert names == ["Task", "Task", "Task", "TaskOutput", "Task", "Task", "Bash"]
     [(_, stream)] = imported("claude-code/stream_json_ls.jsonl")
     assert stream["metadata"]["result"]["subtype"] == "success"
     assert stream["metadata"]["agent_version"] == "2.1.3"
@@ -754,3 +890,170 @@ def test_a_gemini_cli_session_gets_one_clear_error_not_a_role_error_per_message(
     with pytest.raises(TrajectoryError) as error:
         convert_record({"messages": [{"content": "hi"}]})
     assert "messages[0].role" in error.value.errors
+
+
+def test_openhands_editor_only_run_takes_the_sandbox_workspace_when_its_paths_are_in_it() -> None:
+    """A V0 run with no command reports no working directory; its editor paths show where it
+    worked. One path outside ``/workspace`` and nothing is assumed."""
+    [(_, canonical)] = imported("openhands-v0/runtime_basic.json")
+    assert canonical["metadata"]["workspace"] == "/workspace"
+    assert canonical["metadata"]["workspace_from"].startswith("the paths its file actions name")
+    events = json.loads((LOGS / "openhands-v0/runtime_basic.json").read_text(encoding="utf-8"))
+    events[1]["args"]["path"] = "/etc/game_2048.py"
+    _, elsewhere = convert_record(events)
+    assert "workspace" not in elsewhere["metadata"]
+    assert "workspace_from" not in elsewhere["metadata"]
+    # A reported working directory wins, and says nothing of where it came from.
+    [(_, reported)] = imported("openhands-v0/runtime_wrong_initial_state.json")
+    assert reported["metadata"]["workspace"] == "/workspace"
+    assert "workspace_from" not in reported["metadata"]
+
+
+def test_a_call_log_keeps_the_models_response_as_its_last_action() -> None:
+    """A log of one chat-completion call (``messages`` + ``response``) without litellm's own
+    markers was read as plain chat messages: the response, the call's newest action, was lost
+    (the first call's file creation, the last call's ``finish``)."""
+    [(_, first)] = imported(f"litellm/{SONNET}-1757015025.972.json")
+    [(_, last)] = imported(f"litellm/{SONNET}-1757015046.707.json")
+    [(_, text)] = imported("litellm/litellm_proxy__deepseek__deepseek-chat-1757015076.651.json")
+    for canonical, name in ((first, "str_replace_editor"), (last, "finish"), (text, "finish")):
+        final = canonical["messages"][-1]
+        assert final["role"] == "assistant"
+        assert [c["function"]["name"] for c in final["tool_calls"]] == [name]
+        assert "response" not in canonical
+    assert last["metadata"]["model"] == "litellm_proxy/claude-sonnet-4-20250514"
+    # Earlier turns written as text are read as actions; the in-context example in the
+    # user's text is not.
+    steps = extract_steps(text)
+    names = [c["function"]["name"] for s in steps for c in s.tool_calls]
+    assert names == ["terminal", "str_replace_editor", "terminal", "finish"]
+    # A chat record with a ``response`` that is no chat completion stays a chat record.
+    record = {"messages": [{"role": "user", "content": "hi"}], "response": "n/a"}
+    assert convert_record(record)[0] == "openai"
+
+
+def test_atif_workspace_where_harbors_writers_put_it() -> None:
+    """Harbor writes Codex' ``cwd`` in ``agent.extra`` and Claude Code's in each step's
+    ``extra``; a converted run that kept neither names its directory only in the task."""
+    call = {"tool_call_id": "c1", "function_name": "Bash", "arguments": {"command": "ls"}}
+    agent_step = {"step_id": 2, "source": "agent", "message": "", "tool_calls": [call]}
+    record = {
+        "schema_version": "ATIF-v1.5",
+        "session_id": "s",
+        "agent": {"name": "codex", "version": "0.1", "extra": {"cwd": "/app"}},
+        "steps": [{"step_id": 1, "source": "user", "message": "Fix it."}, agent_step],
+    }
+    _, codex = convert_record(record)
+    assert codex["metadata"]["workspace"] == "/app" and "workspace_from" not in codex["metadata"]
+    record["agent"] = {"name": "claude-code", "version": "2.0"}
+    agent_step["extra"] = {"cwd": "/repo"}
+    _, claude = convert_record(record)
+    assert claude["metadata"]["workspace"] == "/repo"
+    # The trajectory's own extra wins over both.
+    record["extra"] = {"workspace": "/srv/task"}
+    assert convert_record(record)[1]["metadata"]["workspace"] == "/srv/task"
+    del record["extra"], agent_step["extra"]
+    assert "workspace" not in convert_record(record)[1]["metadata"]
+    record["steps"][0]["message"] = "<uploaded_files>\n/workspace/django\n</uploaded_files>\nFix."
+    _, named = convert_record(record)
+    assert named["metadata"]["workspace"] == "/workspace/django"
+    assert named["metadata"]["workspace_from"] == "the task's text"
+    [(_, converted)] = imported("harbor-atif/mini_swe_agent_astropy_12907.trajectory.json")
+    assert converted["metadata"]["workspace_from"] == "the task's text"
+
+
+def test_codex_apply_patch_sent_through_the_shell_tool_is_a_file_edit() -> None:
+    """Found on real Codex rollouts of 2025 (published under a licence that keeps them out of
+    this repository): the model sent patches as the shell argv ``["apply_patch", patch]`` or a
+    ``bash -lc`` heredoc to ``applypatch``, which Codex applies itself. They were read as shell
+    commands and their file edits were lost; the workspace was only in the
+    ``<environment_context>`` message."""
+    patch = "*** Begin Patch\n*** Update File: render.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    heredoc = f"applypatch << 'PATCH'\n{patch}PATCH\n"
+
+    def call(call_id: str, argv: list[str]) -> dict:
+        arguments = json.dumps({"command": argv, "workdir": "/home/dev/viewer"})
+        return {
+            "type": "function_call",
+            "name": "shell",
+            "arguments": arguments,
+            "call_id": call_id,
+        }
+
+    def output(call_id: str) -> dict:
+        return {"type": "function_call_output", "call_id": call_id, "output": "Done!"}
+
+    context = (
+        "<environment_context>\n  <cwd>/home/dev/viewer</cwd>\n  <approval_policy>on-request"
+        "</approval_policy>\n</environment_context>"
+    )
+    lines = [
+        {"id": "rollout-1", "timestamp": "2025-09-10T02:47:38.812Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": context}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Go."}]},
+        call("c1", ["bash", "-lc", "sed -n '1,20p' render.py"]),
+        output("c1"),
+        call("c2", ["apply_patch", patch]),
+        output("c2"),
+        call("c3", ["bash", "-lc", heredoc]),
+        output("c3"),
+        call("c4", ["bash", "-lc", "apply_patch_helper --check && echo ok"]),
+        output("c4"),
+        # Codex asking the user (seen in a 2026 rollout): a control call, not an unread action.
+        {
+            "type": "function_call",
+            "name": "request_user_input",
+            "arguments": json.dumps({"questions": [{"question": "Which format?"}]}),
+            "call_id": "c5",
+        },
+        output("c5"),
+    ]
+    records = list(iter_records("\n".join(json.dumps(line) for line in lines) + "\n"))
+    assert [r.error for r in records] == [None]
+    fmt, canonical = convert_record(records[0].record)
+    steps = extract_steps(canonical)
+    assert fmt == "codex"
+    assert [c.command for s in steps for c in s.commands] == [
+        "sed -n '1,20p' render.py",
+        "apply_patch_helper --check && echo ok",  # a program of its own: still a command
+    ]
+    calls = [c for s in steps for c in s.tool_calls]
+    names = [c["function"]["name"] for c in calls]
+    assert names == ["shell", "apply_patch", "apply_patch", "shell", "request_user_input"]
+    assert [(e.kind, e.path) for c in calls for e in file_effects(c)] == [
+        ("edit", "render.py"),
+        ("edit", "render.py"),
+    ]
+    assert json.loads(calls[2]["function"]["arguments"])["input"] == patch
+    assert canonical["metadata"]["workspace"] == "/home/dev/viewer"
+    assert canonical["metadata"]["workspace_from"] == "the <environment_context> message"
+    assert UNREAD_KEY not in canonical["metadata"]
+
+
+def test_openhands_scratch_files_beside_the_checkout_are_inside_the_workspace() -> None:
+    """The ponyc run writes test.c and test.pony in ``/workspace``, beside its checkout
+    ``/workspace/ponylang__ponyc__0.1``: with the checkout as the only root, both were high
+    "write outside the workspace" findings. Deleting the checkout is still flagged."""
+    for relative in (
+        "openhands-v0/multi_swe_bench_ponyc_4595.jsonl",
+        "harbor-atif/openhands_ponyc_4595.trajectory.json",
+    ):
+        [(_, canonical)] = imported(relative)
+        roots = tuple(canonical["metadata"]["workspace"])
+        analyzer = Analyzer(load_default_policy(), AnalyzerConfig(workspace_roots=roots))
+        findings = [
+            f.rule
+            for step in extract_steps(canonical)
+            for command in step.commands
+            for f in analyzer.analyze(command.command).findings
+            if f.severity in ("high", "critical")
+        ]
+        assert findings == [], relative
+        assert [f.rule for f in analyzer.analyze(f"rm -rf {PONY}").findings] == [
+            "fs.delete-workspace-root"
+        ]
+    # Not an OpenHands run, or not in its sandbox: one root, as named.
+    assert with_openhands_sandbox("/testbed") == "/testbed"
+    assert with_openhands_sandbox("/workspace") == "/workspace"
+    assert with_openhands_sandbox("/workspace/") == "/workspace/"
