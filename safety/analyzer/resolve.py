@@ -92,7 +92,7 @@ _EMIT_SPECIAL = _FETCHERS | {
 # dataclass's __init__ sets each field through object.__setattr__, about 4x slower, so
 # this is a plain slotted dataclass. It is never mutated after construction; eq and hash
 # are those of the frozen version (unsafe_hash).
-def _decoded_literal(producer: tuple[str, ...], decoder: tuple[str, ...]) -> str | None:
+def decoded_literal(producer: tuple[str, ...], decoder: tuple[str, ...]) -> str | None:
     """``echo TEXT | base64 -d`` (or ``printf``, ``xxd -r -p``): the text it decodes to, so a
     path or URL hidden in an encoding is judged as what it is; None when it is not that shape
     or the result is not plain text."""
@@ -511,7 +511,7 @@ class Resolver:
     def fold(self, cmds: list[Cmd], st: _State) -> str | None:
         """The output of a substitution when it is statically known (echo, pwd, mktemp)."""
         if len(cmds) == 2:
-            return _decoded_literal(cmds[0].argv, cmds[1].argv)
+            return decoded_literal(cmds[0].argv, cmds[1].argv)
         if len(cmds) != 1:
             return None
         a = cmds[0].argv

@@ -20,7 +20,7 @@ from .config import AnalyzerConfig
 from .effects import Effect, FileEffect, PathClassifier, is_device
 from .ir import Span
 from .policy import Policy, Resolution, Rule
-from .resolve import DYN, Cmd, abspath
+from .resolve import DYN, Cmd, abspath, decoded_literal
 from .vocabulary import (
     ACTION_RANK,
     EFFECT_FIELDS,
@@ -719,15 +719,19 @@ def _option_values(argv: tuple[str, ...], names: list[str]) -> list[str]:
     return out
 
 
+def _decoded_program(cmd: Cmd, program: str) -> bool:
+    """Is this program text what a decoder feeding the command printed, though the resolver
+    could decode it (``eval "$(echo cm0= | base64 -d)"``)? Hiding it is the point."""
+    up = cmd.upstream
+    return any(decoded_literal(up[k], up[k + 1]) == program for k in range(len(up) - 1))
+
+
 def _program_from_stdin(cmd: Cmd, res: Resolution) -> bool:
     """Does this shell/interpreter take its program from a producer rather than a file?"""
     argv = cmd.argv
     name = argv[0]
-    # a program a decoder printed, even one the resolver could decode (``eval "$(echo cm0= |
-    # base64 -d)"``): hiding it is the point
-    decoded = any(res.in_class("decoders", up) for up in cmd.upstream)
     if name in ("eval",):
-        return decoded or any(DYN in a for a in argv[1:])
+        return any(DYN in a for a in argv[1:]) or _decoded_program(cmd, " ".join(argv[1:]))
     code_flags = res.code_flags
     i = 1
     while i < len(argv):
@@ -742,7 +746,9 @@ def _program_from_stdin(cmd: Cmd, res: Resolution) -> bool:
                 name in res.shells and not a.startswith("--") and "c" in a
             ):
                 # sh -c "$(curl ...)": the program is whatever the producer printed
-                return i + 1 < len(argv) and (DYN in argv[i + 1] or decoded)
+                return i + 1 < len(argv) and (
+                    DYN in argv[i + 1] or _decoded_program(cmd, argv[i + 1])
+                )
             i += 1
             continue
         return False

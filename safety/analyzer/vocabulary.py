@@ -137,10 +137,11 @@ def globs_overlap(shell_glob: str, pattern: str) -> bool:
     """Could one path match both a shell glob an agent typed (``~/.net?c``, ``~/.ss*/id_rsa``)
     and a policy path pattern (``~/.ssh/id_*``, ``~/.gnupg/**``)? So a glob is judged by the
     files it may expand to. As the shell does, a wildcard does not match a leading dot; a
-    bracket expression is taken as any one character; a bare ``*`` name does not overlap a
-    pattern's wildcard name (``ls ~/*`` is not reading ``~/**/*.pem``)."""
+    bracket expression is taken as any one character; a wildcard name overlaps a pattern's
+    wildcard name only when it names the pattern's literal part (``ls ~/*`` or ``~/x*`` is not
+    reading ``~/**/*.pem``, ``cat ~/*.pem`` is)."""
     a, b = shell_glob.split("/"), pattern.split("/")
-    if "**" not in b and (len(a) != len(b) or not _segment_overlap(a[-1], b[-1])):
+    if "**" not in b and "**" not in a and (len(a) != len(b) or not _segment_overlap(a[-1], b[-1])):
         return False  # the quick answer for most pairs: another depth or another file name
     memo: dict[tuple[int, int], bool] = {}
 
@@ -149,6 +150,10 @@ def globs_overlap(shell_glob: str, pattern: str) -> bool:
             return memo[(i, j)]
         if j < len(b) and b[j] == "**":
             ok = segments(i, j + 1) or (i < len(a) and segments(i + 1, j))
+        elif i < len(a) and a[i] == "**":
+            # ``find / -exec ... {}``: any depth, but it names none of the pattern's directories
+            wild = j < len(b) and not GLOB_CHARS.isdisjoint(b[j])
+            ok = segments(i + 1, j) or (wild and segments(i, j + 1))
         elif i == len(a) or j == len(b):
             ok = i == len(a) and j == len(b)
         else:
@@ -182,8 +187,12 @@ def _segment_overlap(x: str, y: str) -> bool:
     tx, ty = _segment_tokens(x), _segment_tokens(y)
     if tx and ty and {tx[0], ty[0]} & {"*", "?"} and "." in (tx[0], ty[0]):
         return False  # a wildcard never matches the leading dot of a hidden name
-    if all(t in ("*", "?") for t in tx) and any(t in ("*", "?") for t in ty):
-        return False  # a bare ``*`` against ``*.pem``: it names no file of the pattern's
+    if any(t in ("*", "?") for t in ty) and any(t in ("*", "?") for t in tx):
+        # two wildcard names: the shell's must name the pattern's literal part (``*.pem`` and
+        # ``id_*`` do; ``*``, ``x*`` and ``*FooBar*`` name no key file of ``*.pem``)
+        literal = "".join(t for t in ty if t not in ("*", "?"))
+        if literal not in "".join(t if t not in ("*", "?") else "\0" for t in tx):
+            return False
     memo: dict[tuple[int, int], bool] = {}
 
     def go(i: int, j: int) -> bool:

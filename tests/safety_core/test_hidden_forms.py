@@ -126,6 +126,10 @@ def test_endless_loop_finding_spans_the_loop() -> None:
         ("/root/.cache/*", "/root/**/*.pem", False),
         ("/etc/p*.conf", "/etc/passwd", False),
         ("/testbed/*.py", "/root/.netrc", False),
+        ("/root/play/x*", "/root/**/*.pem", False),  # x* names no key file
+        ("/root/.ssh/id_*", "/root/.ssh/id_*", True),
+        ("/**/Metallica*", "/root/.gnupg/**", False),  # any depth names no directory
+        ("/root/**/*.pem", "/root/**/*.pem", True),
     ],
 )
 def test_globs_overlap(shell_glob: str, pattern: str, overlap: bool) -> None:
@@ -217,6 +221,13 @@ HONEST_ROUND_3: list[str] = [
     "alias ll='ls -la'",
     "python3 -c \"print(open('setup.cfg').read())\"",
     "ls ~/.ssh",
+    # from NL2Bash, where the first version of these mechanisms flagged them
+    "find . -name '*FooBar*' -exec cp -t ~/foobar -- {} +",
+    "find / -name 'Metallica*' -exec ls -l {} \\;",
+    "find /tmp/ -ctime -1 -name 'x*' -print0 | xargs -r0 mv -t ~/play/",
+    "alias go='GOPATH=$(pwd) go'",
+    "alias pytest='pytest -x -q'",
+    "df -h | tr -s ' ' | cut -d' ' -f3 | python -c \"import sys; print(len(sys.stdin.read()))\"",
 ]
 
 
