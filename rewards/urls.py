@@ -31,6 +31,17 @@ urlpatterns = [
         name="version_evaluate",
     ),
     path("evaluation-sets/", web.evaluation_set_list, name="evaluation_sets"),
+    path("evaluation-sets/<slug:slug>/", web.evaluation_set_detail, name="evaluation_set"),
+    path(
+        "evaluation-sets/<slug:slug>/import/",
+        web.evaluation_set_import,
+        name="evaluation_set_import",
+    ),
+    path(
+        "evaluation-sets/<slug:slug>/versions/<int:number>/case/",
+        web.evaluation_case,
+        name="evaluation_case",
+    ),
     path("evaluation-runs/<int:run_id>/", web.evaluation_run, name="evaluation_run"),
     path("evaluation-sets/add-flag/<int:flag_id>/", web.flag_to_set, name="flag_to_set"),
     path(

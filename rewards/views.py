@@ -28,9 +28,12 @@ from core.decorators import role_required
 from core.params import parse_int
 from core.roles import EXPERT, SAFETY_LEAD, has_role
 from rewards import selectors
+from rewards.evaluation import line_messages
 from rewards.forms import (
     BehaviourForm,
     CompileForm,
+    EvaluationImportForm,
+    EvaluationSetForm,
     RewardModelForm,
     ScoreForm,
     TaskTypeForm,
@@ -755,12 +758,125 @@ def trajectory_pair_to_set(request: HttpRequest, trajectory_id: int) -> HttpResp
 
 
 @readers
-@require_GET
+@require_http_methods(["GET", "POST"])
 def evaluation_set_list(request: HttpRequest) -> HttpResponse:
+    """Every set this reader may see, and a form to start a new one (experts and safety
+    leads; held out only for experts and admins)."""
     from rewards.models import EvaluationSet
-    from rewards.services.evaluation import can_see_held_out
+    from rewards.services.evaluation import can_see_held_out, evaluation_set_create
 
+    form = EvaluationSetForm()
+    status = 200
+    see_held_out = can_see_held_out(request.user)
+    if request.method == "POST":
+        if not _can_compile(request):
+            raise PermissionDenied
+        form = EvaluationSetForm(request.POST)
+        if form.is_valid():
+            try:
+                created = evaluation_set_create(user=request.user, **form.cleaned_data)  # type: ignore[arg-type]
+            except ValidationError as exc:
+                shown = set(form.fields) if see_held_out else set(form.fields) - {"held_out"}
+                for name, msgs in _django_errors(exc).items():
+                    if name in shown:
+                        form.add_error(name, msgs)
+                    else:
+                        form.add_error(None, f"{name}: {' '.join(msgs)}")
+            else:
+                messages.success(request, f"Set {created.slug} created: add cases below.")
+                return redirect("rewards:evaluation_set", slug=created.slug)
+        status = 400
     sets = EvaluationSet.objects.annotate(version_count=Count("versions")).order_by("slug")
-    if not can_see_held_out(request.user):
+    if not see_held_out:
         sets = sets.filter(held_out=False)
-    return render(request, "rewards/evaluation_sets.html", {"sets": list(sets)})
+    return render(
+        request,
+        "rewards/evaluation_sets.html",
+        {
+            "sets": list(sets),
+            "form": form,
+            "can_create": _can_compile(request),
+            "can_hold_out": see_held_out,
+        },
+        status=status,
+    )
+
+
+def _set_page(
+    request: HttpRequest, evaluation_set: Any, *, form: Any = None, status: int = 200
+) -> HttpResponse:
+    number = parse_int(request.GET.get("version", ""))
+    page = parse_int(request.GET.get("page", "")) or 1
+    context = selectors.evaluation_set_page(evaluation_set=evaluation_set, number=number, page=page)
+    return render(
+        request,
+        "rewards/evaluation_set_detail.html",
+        {
+            "evaluation_set": evaluation_set,
+            "form": form or EvaluationImportForm(),
+            "can_import": _can_compile(request),
+            **context,
+        },
+        status=status,
+    )
+
+
+@readers
+@require_GET
+def evaluation_set_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A set's versions and cases (each links to its own page), its JSONL export, the reward
+    models it gates, and an import form."""
+    evaluation_set = selectors.access_evaluation_set(user=request.user, slug=slug)
+    return _set_page(request, evaluation_set)
+
+
+@compilers
+@require_POST
+def evaluation_set_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """JSONL pasted or uploaded as a new version; a file with any bad line is refused whole,
+    each bad line named."""
+    from rewards.services.evaluation import JsonlImportError, evaluation_set_import_jsonl
+
+    evaluation_set = selectors.access_evaluation_set(user=request.user, slug=slug)
+    form = EvaluationImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _set_page(request, evaluation_set, form=form, status=400)
+    try:
+        version = evaluation_set_import_jsonl(
+            evaluation_set=evaluation_set,
+            text=form.cleaned_data["jsonl"],
+            user=request.user,  # type: ignore[arg-type]
+            replace=form.cleaned_data["replace"],
+        )
+    except JsonlImportError as exc:
+        form.add_error("jsonl", line_messages(exc.lines, limit=50))
+        return _set_page(request, evaluation_set, form=form, status=400)
+    except ValidationError as exc:
+        for name, msgs in _django_errors(exc).items():
+            form.add_error(None, f"{name}: {' '.join(msgs)}")
+        return _set_page(request, evaluation_set, form=form, status=400)
+    messages.success(
+        request, f"Imported: {evaluation_set.slug} v{version.number}, {version.case_count} cases."
+    )
+    return redirect(reverse("rewards:evaluation_set", args=[slug]) + f"?version={version.number}")
+
+
+@readers
+@require_GET
+def evaluation_case(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """One case of one set version (what a miss, a false positive or an inverted pair on a
+    version's evaluation page links to), named by ``?key=``."""
+    evaluation_set = selectors.access_evaluation_set(user=request.user, slug=slug)
+    if number > 2**31 - 1:  # the column's range: no such version
+        raise Http404("No such set version.")
+    set_version = get_object_or_404(evaluation_set.versions, number=number)
+    context = selectors.evaluation_case_page(
+        set_version=set_version, key=request.GET.get("key", "")
+    )
+    if context is None:
+        raise Http404("No such case in this set version.")
+    return render(
+        request,
+        "rewards/evaluation_case.html",
+        {"evaluation_set": evaluation_set, "set_version": set_version, **context},
+    )

@@ -59,7 +59,14 @@ def test_rule_edit_evaluation_diff_refusal_then_override(
     expect(missed).to_contain_text("git push --force origin HEAD:main")
     expect(section.locator("ul.newly-caught")).to_contain_text("none")
     expect(section.locator("table.metrics")).to_contain_text("Recall")
+    expect(section.locator("table.breakdown.recall-by-category")).to_contain_text("vcs-force-push")
     assert page.locator("#override-reason").count() == 0  # not a safety lead's call
+
+    # The newly missed case links to its own page: the command, its label and category.
+    missed.locator(f'a.case-link[href$="key={key}"]').click()
+    expect(page.locator("#case-key")).to_have_text(key)
+    expect(page.locator("pre.command")).to_have_text(FORCE_PUSH)
+    page.go_back()
 
     # Activation is refused, naming the case.
     page.click("#activate-version")
