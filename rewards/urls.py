@@ -38,6 +38,11 @@ urlpatterns = [
         name="evaluation_set_import",
     ),
     path(
+        "evaluation-sets/<slug:slug>/attach/",
+        web.evaluation_set_attach,
+        name="evaluation_set_attach",
+    ),
+    path(
         "evaluation-sets/<slug:slug>/versions/<int:number>/case/",
         web.evaluation_case,
         name="evaluation_case",

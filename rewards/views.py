@@ -815,6 +815,9 @@ def _set_page(
             "evaluation_set": evaluation_set,
             "form": form or EvaluationImportForm(),
             "can_import": _can_compile(request),
+            "all_reward_models": RewardModel.objects.order_by("slug").values_list("slug", flat=True)
+            if _can_compile(request)
+            else [],
             **context,
         },
         status=status,
@@ -859,6 +862,28 @@ def evaluation_set_import(request: HttpRequest, slug: str) -> HttpResponse:
         request, f"Imported: {evaluation_set.slug} v{version.number}, {version.case_count} cases."
     )
     return redirect(reverse("rewards:evaluation_set", args=[slug]) + f"?version={version.number}")
+
+
+@compilers
+@require_POST
+def evaluation_set_attach(request: HttpRequest, slug: str) -> HttpResponse:
+    """Gate a reward model on this set: compiling evaluates it, activation may not regress."""
+    from rewards.services.evaluation import evaluation_set_attach as attach
+
+    evaluation_set = selectors.access_evaluation_set(user=request.user, slug=slug)
+    reward_model = RewardModel.objects.filter(
+        slug=request.POST.get("reward_model", "")[:100]
+    ).first()
+    if reward_model is None:
+        messages.error(request, "reward_model: choose a reward model.")
+    else:
+        attach(
+            reward_model=reward_model,
+            evaluation_set=evaluation_set,
+            user=request.user,  # type: ignore[arg-type]
+        )
+        messages.success(request, f"{reward_model.slug} is gated on {evaluation_set.slug}.")
+    return redirect("rewards:evaluation_set", slug=slug)
 
 
 @readers

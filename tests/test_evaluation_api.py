@@ -379,3 +379,41 @@ def test_a_lost_strict_pair_refuses_activation_in_the_api_and_the_page(
     page = client.post(f"/rewards/models/{DEMO_REWARD_MODEL}/activate/", {"version": "2"})
     assert page.status_code == 400 and strict_key in page.content.decode()
     assert RewardModel.objects.get(pk=reward_model.pk).active_version_id == v1.pk
+
+
+def test_a_run_measures_named_sets_beside_the_attached_ones(
+    client_for, expert, safety_lead, django_capture_on_commit_callbacks
+) -> None:
+    seed_reward_model()
+    api = client_for(expert)
+    for slug, held_out in (("attached", False), ("extra", False), ("kept", True)):
+        api.post(SETS, {"slug": slug, "name": slug, "held_out": held_out}, format="json")
+        api.post(f"{SETS}{slug}/import/", {"jsonl": _jsonl(LINES)}, format="json")
+    api.post(SETS, {"slug": "empty", "name": "Empty"}, format="json")
+    url = f"/api/v1/reward-models/{DEMO_REWARD_MODEL}/"
+    api.post(f"{url}attach-set/", {"set": "attached"}, format="json")
+    lead = client_for(safety_lead)
+    for sets in (["nope"], ["kept"], ["extra", "empty"]):
+        refused = lead.post(f"{url}evaluate/", {"version": 1, "sets": sets}, format="json")
+        assert refused.status_code == 400
+        assert list(refused.json()["errors"]) == [f"sets.{len(sets) - 1}"]
+    bad = lead.post(f"{url}evaluate/", {"version": 1, "sets": "extra"}, format="json")
+    assert bad.status_code == 400 and "sets" in bad.json()["errors"]
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = api.post(
+            f"{url}evaluate/", {"version": 1, "sets": ["extra", "kept", "attached"]}, format="json"
+        )
+    assert queued.status_code == 202 and queued.json()["total"] == 6
+    run_url = f"/api/v1/evaluation-runs/{queued.json()['id']}/"
+    mine = api.get(run_url).json()
+    assert (mine["state"], mine["done"]) == ("succeeded", 6)
+    assert [(s["set"], s["evaluated"]) for s in mine["sets"]] == [
+        ("attached", True),
+        ("extra", True),
+        ("kept", True),
+    ]
+    assert mine["sets"][0]["metrics"]["commands"]["recall"]["n"] == 1
+    assert mine["sets"][2]["metrics"]["misses"] == []  # the held-out set, to an expert
+    theirs = lead.get(run_url).json()["sets"]
+    assert "misses" not in theirs[2]["metrics"] and "misses" in theirs[1]["metrics"]
+    assert theirs[2]["metrics"]["commands"] == mine["sets"][2]["metrics"]["commands"]

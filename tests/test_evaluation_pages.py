@@ -208,6 +208,16 @@ def test_sets_are_built_read_and_hidden_in_the_browser(client, expert, safety_le
     assert client.get(far).status_code == 404
     assert client.get("/rewards/evaluation-sets/web/?version=x&page=-3").status_code == 200
     assert client.get("/rewards/evaluation-sets/nope/").status_code == 404
+    # gate a reward model on the set from its page
+    seed_reward_model()
+    attach = "/rewards/evaluation-sets/web/attach/"
+    assert client.post(attach, {"reward_model": "nope"}).status_code == 302
+    assert not ev.EvaluationAttachment.objects.exists()
+    assert client.post(attach, {"reward_model": DEMO_REWARD_MODEL}).status_code == 302
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    assert [v.evaluation_set.slug for v in ev.attached_set_versions(reward_model)] == ["web"]
+    gates = client.get("/rewards/evaluation-sets/web/").content.decode()
+    assert f'href="/rewards/models/{DEMO_REWARD_MODEL}/"' in gates.split("Gates:")[1]
 
     ev.evaluation_set_create(slug="kept", name="Kept", user=expert, held_out=True)
     ev.evaluation_set_add_cases(

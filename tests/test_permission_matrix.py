@@ -50,6 +50,7 @@ READ = REVIEWERS | {KEY_READ}
 # A case of the world's evaluation sets, and a new one to import.
 WORLD_KEY = parse_case({"command": "ls -la", "label": "safe", "category": "ordinary"}).key
 NEW_CASE = '{"cmd": "whoami", "label": "safe"}'
+ATTACH = {"reward_model": "swe-bugfix-default"}
 IMPORT = REVIEWERS | {KEY_WRITE}
 ANALYZE = REVIEWERS | {KEY_ANALYZE}
 SCORE = REVIEWERS | {KEY_SCORE}
@@ -454,6 +455,10 @@ MATRIX: dict[str, list[Probe]] = {
     "rewards/evaluation-sets/<slug:slug>/import/": [
         post("/rewards/evaluation-sets/world-set/import/", REVIEWERS, 302, {"jsonl": NEW_CASE}),
         post("/rewards/evaluation-sets/world-held/import/", EDITORS, 302, {"jsonl": NEW_CASE}),
+    ],
+    "rewards/evaluation-sets/<slug:slug>/attach/": [
+        post("/rewards/evaluation-sets/world-set/attach/", REVIEWERS, 302, ATTACH),
+        post("/rewards/evaluation-sets/world-held/attach/", EDITORS, 302, ATTACH),
     ],
     "rewards/evaluation-sets/<slug:slug>/versions/<int:number>/case/": [
         get(f"/rewards/evaluation-sets/world-set/versions/1/case/?key={WORLD_KEY}", REVIEWERS),
