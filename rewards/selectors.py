@@ -472,3 +472,34 @@ def evaluation_case_page(*, set_version: Any, key: str) -> dict[str, Any] | None
             }
         )
     return {"case": case, "trajectories": trajectories}
+
+
+def refused_cases(
+    *, regressions: list[dict[str, Any]], can_see_held_out: bool, limit: int = 50
+) -> list[dict[str, Any]]:
+    """A refused activation's regressions, each case with its row (to show and link it), the
+    content left out of a held-out set the reader may not see."""
+    from rewards.models import EvaluationCase, EvaluationSetVersion
+
+    out = []
+    for regression in regressions:
+        set_version = (
+            EvaluationSetVersion.objects.select_related("evaluation_set")
+            .filter(evaluation_set__slug=regression["set"], number=regression["set_version"])
+            .first()
+        )
+        if set_version is None:
+            continue
+        keys = regression["cases"][:limit]
+        rows = {
+            c.key: c for c in EvaluationCase.objects.filter(set_version=set_version, key__in=keys)
+        }
+        out.append(
+            {
+                "set_version": set_version,
+                "hidden": set_version.evaluation_set.held_out and not can_see_held_out,
+                "cases": [(key, rows.get(key)) for key in keys],
+                "more": max(0, len(regression["cases"]) - limit),
+            }
+        )
+    return out

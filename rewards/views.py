@@ -49,6 +49,7 @@ from rewards.models import (
 from rewards.services import learned_training
 from rewards.services import rewards as reward_services
 from rewards.services import scoring as scoring_services
+from rewards.services.evaluation import ActivationRefused
 from safety.selectors import Segment, highlight
 
 readers = role_required(EXPERT, SAFETY_LEAD)
@@ -199,6 +200,7 @@ def _detail(
     form: RewardModelForm | None = None,
     compile_form: CompileForm | None = None,
     action_errors: dict[str, list[str]] | None = None,
+    refused: list[dict[str, Any]] | None = None,
     status: int = 200,
 ) -> HttpResponse:
     can_edit = _can_edit(request)
@@ -218,6 +220,7 @@ def _detail(
             "can_edit": can_edit,
             "can_compile": _can_compile(request),
             "action_errors": action_errors or {},
+            "refused": refused or [],
             "can_roll_back": bool(
                 reward_model.active_version_id
                 and any(v.number < reward_model.active_version.number for v in versions)
@@ -295,6 +298,19 @@ def reward_model_activate(request: HttpRequest, slug: str) -> HttpResponse:
             version=version,
             user=request.user,  # type: ignore[arg-type]
             override_reason=request.POST.get("override_reason", "")[:2000],
+        )
+    except ActivationRefused as exc:
+        from rewards.services.evaluation import can_see_held_out
+
+        refused = selectors.refused_cases(
+            regressions=exc.regressions, can_see_held_out=can_see_held_out(request.user)
+        )
+        return _detail(
+            request,
+            reward_model,
+            action_errors=_django_errors(exc),
+            refused=refused,
+            status=400,
         )
     except ValidationError as exc:
         return _detail(request, reward_model, action_errors=_django_errors(exc), status=400)

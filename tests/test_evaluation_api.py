@@ -378,6 +378,9 @@ def test_a_lost_strict_pair_refuses_activation_in_the_api_and_the_page(
     client.force_login(safety_lead)
     page = client.post(f"/rewards/models/{DEMO_REWARD_MODEL}/activate/", {"version": "2"})
     assert page.status_code == 400 and strict_key in page.content.decode()
+    named = page.content.decode().split('id="refused-cases"')[1].split("</section>")[0]
+    assert f"/rewards/evaluation-sets/pairs/versions/1/case/?key={strict_key}" in named
+    assert same_key not in named
     assert RewardModel.objects.get(pk=reward_model.pk).active_version_id == v1.pk
 
 

@@ -53,6 +53,9 @@ def test_version_page_refusal_and_override(client, expert, safety_lead) -> None:
     refused = client.post(f"{base}activate/", {"version": str(v2.number)})
     assert refused.status_code == 400
     assert key in refused.content.decode()
+    named = refused.content.decode().split('id="refused-cases"')[1].split("</section>")[0]
+    assert f'href="/rewards/evaluation-sets/page-set/versions/1/case/?key={key}"' in named
+    assert FORCE_PUSH in named and "echo" not in named  # only the regressed case
     page = client.get(f"{base}versions/{v2.number}/evaluation/").content.decode()
     missed = page.split('class="newly-missed"')[1].split("</ul>")[0]
     assert key in missed and FORCE_PUSH in missed

@@ -71,6 +71,7 @@ def test_rule_edit_evaluation_diff_refusal_then_override(
     # Activation is refused, naming the case.
     page.click("#activate-version")
     expect(page.locator("#action-errors")).to_contain_text(key)
+    expect(page.locator("#refused-cases")).to_contain_text("git push --force origin HEAD:main")
     expect(page.locator("#active-version")).to_have_text(f"v{v1.number}")
 
     # An expert overrides with a written reason.
