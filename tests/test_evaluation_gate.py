@@ -262,3 +262,31 @@ def test_the_command_measures_a_draft_policy(expert) -> None:
         call_command("evaluate_reward_model", DEMO_REWARD_MODEL, "--draft", "--check", stdout=out)
     assert f"newly missed: {parse_case(COMMANDS[0]).key}" in out.getvalue()
     assert reward_model.versions.count() == 1
+
+
+def test_compiling_evaluates_the_new_version_and_the_active_one_where_it_has_no_result(
+    expert, django_capture_on_commit_callbacks
+) -> None:
+    seed_reward_model()
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    v1 = reward_model.active_version
+    ev.evaluation_set_attach(reward_model=reward_model, evaluation_set=_set(expert), user=expert)
+    (set_version,) = ev.attached_set_versions(reward_model)
+
+    def compile_with(weight: float):
+        RewardModel.objects.filter(pk=reward_model.pk).update(outcome_weight=weight)
+        fresh = RewardModel.objects.select_related("active_version").get(pk=reward_model.pk)
+        with django_capture_on_commit_callbacks(execute=True):
+            return reward_model_compile(reward_model=fresh, user=expert).version
+
+    v2 = compile_with(0.8)
+    runs = EvaluationRun.objects.order_by("pk")
+    assert [(r.version_id, r.trigger, r.state) for r in runs] == [
+        (v2.pk, "compile", EvaluationRun.State.SUCCEEDED),
+        (v1.pk, "baseline", EvaluationRun.State.SUCCEEDED),
+    ]
+    assert EvaluationResult.objects.filter(set_version=set_version).count() == 2
+    v3 = compile_with(0.7)  # v1 is still active and already measured on the set
+    assert [(r.version_id, r.trigger) for r in runs.filter(pk__gt=runs[1].pk)] == [
+        (v3.pk, "compile")
+    ]

@@ -310,6 +310,24 @@ def evaluation_run_request(
     return run
 
 
+def evaluation_runs_for_compile(*, version: RewardModelVersion, user: User | None) -> None:
+    """A new version's runs: the version on every attached set, and the active version (its
+    baseline) on those it has no stored result for yet, e.g. a set grown since it went live."""
+    set_versions = attached_set_versions(version.reward_model)
+    evaluation_run_request(version=version, user=user, set_versions=set_versions, trigger="compile")
+    active = version.reward_model.active_version
+    if active is None or active.pk == version.pk or not set_versions:
+        return
+    stored = set(
+        EvaluationResult.objects.filter(version=active, set_version__in=set_versions).values_list(
+            "set_version_id", flat=True
+        )
+    )
+    missing = [s for s in set_versions if s.pk not in stored]
+    if missing:
+        evaluation_run_request(version=active, user=user, set_versions=missing, trigger="baseline")
+
+
 def evaluation_run_execute(*, run_id: int) -> EvaluationRun:
     """The task's body: evaluate every set version of the run, saving progress as it goes.
     Idempotent: a finished run is returned as it is, stored results are reused."""

@@ -23,7 +23,7 @@ from rewards.models import (
 )
 from rewards.scoring import SpecError, default_spec, spec_digest, validate_spec
 from rewards.scoring.diff import Change, spec_diff
-from rewards.services.evaluation import check_activation, evaluation_run_request
+from rewards.services.evaluation import check_activation, evaluation_runs_for_compile
 from safety.models import Flag, FlagStatus, PolicyVersion, Waiver
 from safety.services import default_policy_version, latest_version
 
@@ -254,8 +254,9 @@ def reward_model_compile(
             "policy_version": str(policy_version),
         },
     )
-    # The reward model's attached evaluation sets run on every new version (after commit).
-    evaluation_run_request(version=version, user=user, trigger="compile")
+    # The reward model's attached evaluation sets run on every new version (after commit), and
+    # the active version on any of them it has no result for, so the diff is there to read.
+    evaluation_runs_for_compile(version=version, user=user)
     if activate or reward_model.active_version_id is None:
         reward_model_activate(reward_model=reward_model, version=version, user=user)
     return CompileResult(version, True)
