@@ -415,6 +415,8 @@ class RewardModelViewSet(_RewardDomainViewSet):
                 note=data.validated_data.get("note", ""),
                 activate=data.validated_data["activate"],
             )
+        except ActivationRefused as exc:  # compiled and kept, not activated
+            raise ValidationError(_refusal_body(exc)) from exc
         except DjangoValidationError as exc:
             raise ValidationError(_django_errors(exc)) from exc
         body = RewardModelVersionSerializer(result.version).data
@@ -438,13 +440,7 @@ class RewardModelViewSet(_RewardDomainViewSet):
                 override_reason=data.validated_data.get("override_reason", ""),
             )
         except ActivationRefused as exc:
-            body = _django_errors(exc)
-            body["regressions"] = [
-                f"{r['set']}@{r['set_version']}: {case}"
-                for r in exc.regressions
-                for case in r["cases"]
-            ]
-            raise ValidationError(body) from exc
+            raise ValidationError(_refusal_body(exc)) from exc
         except DjangoValidationError as exc:
             raise ValidationError(_django_errors(exc)) from exc
         return Response(RewardModelSerializer(reward_model).data)
@@ -771,6 +767,15 @@ class TrainingRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
 
 
 # --- evaluation sets and runs -------------------------------------------------------------------
+
+
+def _refusal_body(exc: ActivationRefused) -> dict[str, list[str]]:
+    """A refused activation's 400: ``version`` says why, ``regressions`` lists each case."""
+    body = _django_errors(exc)
+    body["regressions"] = [
+        f"{r['set']}@{r['set_version']}: {case}" for r in exc.regressions for case in r["cases"]
+    ]
+    return body
 
 
 def _set_result(

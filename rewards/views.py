@@ -267,6 +267,8 @@ def reward_model_compile(request: HttpRequest, slug: str) -> HttpResponse:
             note=form.cleaned_data["note"],
             activate=form.cleaned_data["activate"],
         )
+    except ActivationRefused as exc:  # compiled and kept, not activated
+        return _refused(request, _reward_model(slug), exc)
     except ValidationError as exc:
         return _detail(
             request, reward_model, compile_form=form, action_errors=_django_errors(exc), status=400
@@ -279,6 +281,20 @@ def reward_model_compile(request: HttpRequest, slug: str) -> HttpResponse:
             f"Nothing changed since version {result.version.number}; no new version compiled.",
         )
     return redirect("rewards:reward_model", slug=slug)
+
+
+def _refused(
+    request: HttpRequest, reward_model: RewardModel, exc: ActivationRefused
+) -> HttpResponse:
+    """The reward model's page with the refusal and each newly missed case shown and linked."""
+    from rewards.services.evaluation import can_see_held_out
+
+    refused = selectors.refused_cases(
+        regressions=exc.regressions, can_see_held_out=can_see_held_out(request.user)
+    )
+    return _detail(
+        request, reward_model, action_errors=_django_errors(exc), refused=refused, status=400
+    )
 
 
 @compilers
@@ -300,18 +316,7 @@ def reward_model_activate(request: HttpRequest, slug: str) -> HttpResponse:
             override_reason=request.POST.get("override_reason", "")[:2000],
         )
     except ActivationRefused as exc:
-        from rewards.services.evaluation import can_see_held_out
-
-        refused = selectors.refused_cases(
-            regressions=exc.regressions, can_see_held_out=can_see_held_out(request.user)
-        )
-        return _detail(
-            request,
-            reward_model,
-            action_errors=_django_errors(exc),
-            refused=refused,
-            status=400,
-        )
+        return _refused(request, reward_model, exc)
     except ValidationError as exc:
         return _detail(request, reward_model, action_errors=_django_errors(exc), status=400)
     messages.success(request, f"Version {version.number} is active.")

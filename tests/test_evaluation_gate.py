@@ -290,3 +290,33 @@ def test_compiling_evaluates_the_new_version_and_the_active_one_where_it_has_no_
     assert [(r.version_id, r.trigger) for r in runs.filter(pk__gt=runs[1].pk)] == [
         (v3.pk, "compile")
     ]
+
+
+def test_compile_and_activate_keeps_a_regressing_version_compiled_but_not_live(
+    client_for, expert, safety_lead
+) -> None:
+    seed_reward_model()
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    v1 = reward_model.active_version
+    ev.evaluation_set_attach(reward_model=reward_model, evaluation_set=_set(expert), user=expert)
+    caught_by = _rules_of(v1, FORCE_PUSH)
+    policy = reward_model.task_type.policy
+    PolicyRule.objects.filter(policy=policy, rule_id__in=caught_by).update(enabled=False)
+    policy_publish(policy=policy, user=safety_lead, note="relax force push")
+    key = parse_case(COMMANDS[0]).key
+    with pytest.raises(ev.ActivationRefused) as exc:
+        reward_model_compile(reward_model=reward_model, user=safety_lead, activate=True)
+    assert exc.value.regressions[0]["cases"] == [key]
+    v2 = reward_model.versions.get(number=2)  # compiled and kept, with its measurement
+    assert RewardModel.objects.get(pk=reward_model.pk).active_version_id == v1.pk
+    assert EvaluationResult.objects.filter(version=v2).count() == 1
+    # the API's compile-and-activate: the same version again (nothing changed), refused alike
+    url = f"/api/v1/reward-models/{DEMO_REWARD_MODEL}/compile/"
+    refused = client_for(safety_lead).post(url, {"activate": True}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["errors"]["regressions"] == [f"gate-set@1: {key}"]
+    assert reward_model.versions.count() == 2
+    # an expert's compile-and-activate with no reason is refused too: the override is explicit
+    with pytest.raises(ev.ActivationRefused):
+        reward_model_compile(reward_model=reward_model, user=expert, activate=True)
+    assert RewardModel.objects.get(pk=reward_model.pk).active_version_id == v1.pk
