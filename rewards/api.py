@@ -569,16 +569,20 @@ class RewardModelViewSet(_RewardDomainViewSet):
             rows = evaluation_services.draft_comparison(reward_model=reward_model)
         except DjangoValidationError as exc:
             raise ValidationError(_django_errors(exc)) from exc
-        body = [
-            _set_result(
-                row["set_version"],
-                row["metrics"],
-                hidden=row["set_version"].evaluation_set.held_out and not see_held_out,
-                caught=row["newly_caught"],
-                missed=row["newly_missed"],
+        from rewards.selectors import held_out_names
+
+        body = []
+        for row in rows:
+            hidden = row["set_version"].evaluation_set.held_out and not see_held_out
+            caught, missed = row["newly_caught"], row["newly_missed"]
+            if hidden:
+                caught = held_out_names(set_version=row["set_version"], keys=caught)
+                missed = held_out_names(set_version=row["set_version"], keys=missed)
+            body.append(
+                _set_result(
+                    row["set_version"], row["metrics"], hidden=hidden, caught=caught, missed=missed
+                )
             )
-            for row in rows
-        ]
         return _evaluation_body("draft", reward_model, body)
 
     @extend_schema(request=AttachSetInputSerializer, responses={201: dict})

@@ -242,6 +242,15 @@ def action_reading(task_type_slug: str) -> ActionReading | None:
     )
 
 
+def _named(key: str, cases: dict[str, Any], hidden: bool) -> tuple[str, Any]:
+    """A case as a reader may see it: its key and row, or, in a held-out set hidden from the
+    reader, its place in the set version (a content key would let a guess be confirmed)."""
+    case = cases.get(key)
+    if not hidden:
+        return key, case
+    return (f"#{case.position + 1}" if case is not None else "#?"), None
+
+
 def evaluation_page(*, version: Any, baseline: Any, can_see_held_out: bool) -> list[dict[str, Any]]:
     """Per attached set: the version's stored result beside the baseline's, and the cases
     each newly catches or misses (with their content unless the set is held out from this
@@ -280,8 +289,8 @@ def evaluation_page(*, version: Any, baseline: Any, can_see_held_out: bool) -> l
                 "hidden": hidden,
                 "result": mine,
                 "baseline": base,
-                "newly_caught": [(k, cases.get(k)) for k in diff["newly_caught"]],
-                "newly_missed": [(k, cases.get(k)) for k in diff["newly_missed"]],
+                "newly_caught": [_named(k, cases, hidden) for k in diff["newly_caught"]],
+                "newly_missed": [_named(k, cases, hidden) for k in diff["newly_missed"]],
                 "cases": cases,
                 "history": evaluation_history_plot(
                     reward_model=version.reward_model, set_version=set_version
@@ -503,3 +512,9 @@ def refused_cases(
             }
         )
     return out
+
+
+def held_out_names(*, set_version: Any, keys: list[str]) -> list[str]:
+    """Case keys of a held-out set as a reader who may not see it gets them: their places."""
+    cases = {c.key: c for c in set_version.cases.filter(key__in=keys)}
+    return [_named(key, cases, True)[0] for key in keys]

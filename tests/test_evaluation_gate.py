@@ -320,3 +320,48 @@ def test_compile_and_activate_keeps_a_regressing_version_compiled_but_not_live(
     with pytest.raises(ev.ActivationRefused):
         reward_model_compile(reward_model=reward_model, user=expert, activate=True)
     assert RewardModel.objects.get(pk=reward_model.pk).active_version_id == v1.pk
+
+
+def test_a_held_out_regression_is_named_by_its_place_to_a_policy_editor(
+    client_for, client, expert, safety_lead
+) -> None:
+    """Keys are content digests, so a policy editor could confirm a guessed case by its key:
+    in a held-out set they get the case's place (#1) instead, in the API, the page and the
+    draft measure; experts get the key, and the audit log keeps it."""
+    seed_reward_model()
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    held = _set(expert, slug="held", held_out=True)
+    ev.evaluation_set_attach(reward_model=reward_model, evaluation_set=held, user=expert)
+    key = parse_case(COMMANDS[0]).key  # the first case of the set
+    url = f"/api/v1/reward-models/{DEMO_REWARD_MODEL}/"
+    caught_by = _rules_of(reward_model.active_version, FORCE_PUSH)
+    PolicyRule.objects.filter(rule_id__in=caught_by).update(enabled=False)  # the draft
+    lead, api = client_for(safety_lead), client_for(expert)
+    assert lead.get(f"{url}evaluation/?draft=1").json()["sets"][0]["newly_missed"] == ["#1"]
+    assert api.get(f"{url}evaluation/?draft=1").json()["sets"][0]["newly_missed"] == [key]
+    reward_model, v2 = _weakened_version(safety_lead)
+
+    refused = lead.post(f"{url}activate/", {"version": v2.number}, format="json")
+    assert refused.status_code == 400
+    errors = refused.json()["errors"]
+    assert errors["regressions"] == ["held@1: #1"] and key not in errors["version"][0]
+    assert api.post(f"{url}activate/", {"version": v2.number}, format="json").json()["errors"][
+        "regressions"
+    ] == [f"held@1: {key}"]
+    evaluation = f"{url}evaluation/?version={v2.number}"
+    assert lead.get(evaluation).json()["sets"][0]["newly_missed"] == ["#1"]
+    assert api.get(evaluation).json()["sets"][0]["newly_missed"] == [key]
+    client.force_login(safety_lead)
+    page = client.post(f"/rewards/models/{DEMO_REWARD_MODEL}/activate/", {"version": "2"})
+    assert page.status_code == 400 and key not in page.content.decode()
+    assert "#1" in page.content.decode().split('id="refused-cases"')[1]
+    version_page = client.get(f"/rewards/models/{DEMO_REWARD_MODEL}/versions/2/evaluation/")
+    assert key not in version_page.content.decode()
+    done = api.post(
+        f"{url}activate/",
+        {"version": v2.number, "override_reason": "measured on the full held-out run"},
+        format="json",
+    )
+    assert done.status_code == 200
+    event = AuditEvent.objects.get(action="reward_model.gate_override")
+    assert event.after["regressions"][0]["cases"] == [key]

@@ -443,6 +443,28 @@ def gate_regressions(
     return regressions
 
 
+def held_out_masked(regressions: list[dict[str, Any]], user: User | None) -> list[dict[str, Any]]:
+    """Regressions as a policy editor may read them: a held-out set's cases named by their
+    place in the set version (``#3``), since a content key would let a guess be confirmed.
+    Experts, admins and the command line (no user) get the keys."""
+    if user is None or can_see_held_out(user):
+        return regressions
+    out = []
+    for regression in regressions:
+        set_version = EvaluationSetVersion.objects.select_related("evaluation_set").get(
+            evaluation_set__slug=regression["set"], number=regression["set_version"]
+        )
+        if not set_version.evaluation_set.held_out:
+            out.append(regression)
+            continue
+        places = dict(
+            set_version.cases.filter(key__in=regression["cases"]).values_list("key", "position")
+        )
+        names = [f"#{places[k] + 1}" if k in places else "#?" for k in regression["cases"]]
+        out.append({**regression, "cases": names})
+    return out
+
+
 def check_activation(
     *,
     reward_model: RewardModel,
@@ -457,7 +479,7 @@ def check_activation(
         return []
     reason = (override_reason or "").strip()
     if not reason:
-        raise ActivationRefused(regressions)
+        raise ActivationRefused(held_out_masked(regressions, user))
     if user is None or not has_role(user, EXPERT, ADMIN):
         raise ValidationError({"override_reason": ["Only an expert may override the gate."]})
     if len(reason) < OVERRIDE_REASON_MIN:
