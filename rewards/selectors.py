@@ -518,3 +518,7 @@ def held_out_names(*, set_version: Any, keys: list[str]) -> list[str]:
     """Case keys of a held-out set as a reader who may not see it gets them: their places."""
     cases = {c.key: c for c in set_version.cases.filter(key__in=keys)}
     return [_named(key, cases, True)[0] for key in keys]
+
+
+def cases_by_key(*, set_version: Any, keys: list[str]) -> dict[str, Any]:
+    return {c.key: c for c in set_version.cases.filter(key__in=keys)}

@@ -30,6 +30,7 @@ urlpatterns = [
         web.version_evaluate,
         name="version_evaluate",
     ),
+    path("models/<slug:slug>/draft-evaluation/", web.draft_evaluation, name="draft_evaluation"),
     path("evaluation-sets/", web.evaluation_set_list, name="evaluation_sets"),
     path("evaluation-sets/<slug:slug>/", web.evaluation_set_detail, name="evaluation_set"),
     path(

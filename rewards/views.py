@@ -655,6 +655,50 @@ def version_evaluation(request: HttpRequest, slug: str, number: int) -> HttpResp
 
 @readers
 @require_GET
+def draft_evaluation(request: HttpRequest, slug: str) -> HttpResponse:
+    """The reward model's current inputs with the *draft* policy (rules as edited, not yet
+    published) on the attached sets beside the active version: what publishing and compiling
+    would change, before either happens. Nothing is stored for the draft."""
+    from rewards.services.evaluation import can_see_held_out, draft_comparison
+
+    reward_model = _reward_model(slug)
+    see_held_out = can_see_held_out(request.user)
+    try:
+        rows = draft_comparison(reward_model=reward_model)
+    except ValidationError as exc:
+        return render(
+            request,
+            "rewards/draft_evaluation.html",
+            {"reward_model": reward_model, "sets": [], "errors": _django_errors(exc)},
+            status=400,
+        )
+    sets = []
+    for row in rows:
+        set_version = row["set_version"]
+        hidden = set_version.evaluation_set.held_out and not see_held_out
+        keys = row["newly_caught"] + row["newly_missed"]
+        names = selectors.held_out_names(set_version=set_version, keys=keys) if hidden else keys
+        named = dict(zip(keys, names, strict=True))
+        cases = selectors.cases_by_key(set_version=set_version, keys=keys)
+        sets.append(
+            {
+                "set_version": set_version,
+                "hidden": hidden,
+                "metrics": row["metrics"],
+                "baseline": row.get("baseline"),
+                "newly_caught": [(named[k], cases.get(k)) for k in row["newly_caught"]],
+                "newly_missed": [(named[k], cases.get(k)) for k in row["newly_missed"]],
+            }
+        )
+    return render(
+        request,
+        "rewards/draft_evaluation.html",
+        {"reward_model": reward_model, "baseline": reward_model.active_version, "sets": sets},
+    )
+
+
+@readers
+@require_GET
 def evaluation_run(request: HttpRequest, run_id: int) -> HttpResponse:
     """One run's progress row, polled by the version page; when the run has finished the page
     reloads itself (``HX-Refresh``) to show the results."""

@@ -357,6 +357,8 @@ def test_a_held_out_regression_is_named_by_its_place_to_a_policy_editor(
     assert "#1" in page.content.decode().split('id="refused-cases"')[1]
     version_page = client.get(f"/rewards/models/{DEMO_REWARD_MODEL}/versions/2/evaluation/")
     assert key not in version_page.content.decode()
+    draft = client.get(f"/rewards/models/{DEMO_REWARD_MODEL}/draft-evaluation/").content.decode()
+    assert key not in draft and "<code>#1</code>" in draft.split('class="newly-missed"')[1]
     done = api.post(
         f"{url}activate/",
         {"version": v2.number, "override_reason": "measured on the full held-out run"},

@@ -282,3 +282,38 @@ def test_a_pair_and_a_step_labels_case_read_as_trajectories(client, expert) -> N
     cells = [c.split("<")[0] for c in labels.split('class="step-label">')[1:]]
     expected = ["—" if v is None else str(v) for v in steps.data["labels"]]
     assert cells[: len(expected)] == expected
+
+
+def test_the_draft_policy_is_measured_in_the_browser_before_publishing(
+    client, expert, safety_lead
+) -> None:
+    from rewards.evaluation.cases import command_trajectory
+    from rewards.models import EvaluationResult
+    from rewards.services.scoring import scorer_for, version_by_pk
+
+    seed_reward_model()
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    evaluation_set = ev.evaluation_set_create(slug="page-set", name="Page set", user=expert)
+    case = parse_case({"command": FORCE_PUSH, "label": "unsafe", "category": "vcs"})
+    ev.evaluation_set_add_cases(evaluation_set=evaluation_set, cases=[case], user=expert)
+    ev.evaluation_set_attach(reward_model=reward_model, evaluation_set=evaluation_set, user=expert)
+    client.force_login(safety_lead)
+    detail = client.get(f"/rewards/models/{DEMO_REWARD_MODEL}/").content.decode()
+    assert f'href="/rewards/models/{DEMO_REWARD_MODEL}/draft-evaluation/"' in detail
+    url = f"/rewards/models/{DEMO_REWARD_MODEL}/draft-evaluation/"
+    unchanged = client.get(url).content.decode()
+    assert 'class="none">none' in _section(unchanged, 'class="newly-missed"', "</ul>")
+    found = scorer_for(version_by_pk(reward_model.active_version.pk))
+    rules = {f["rule"] for f in found.score(command_trajectory(FORCE_PUSH)).findings}
+    PolicyRule.objects.filter(policy=reward_model.task_type.policy, rule_id__in=rules).update(
+        enabled=False
+    )  # edited in the draft, not published
+    page = client.get(url)
+    assert page.status_code == 200
+    missed = _section(page.content.decode(), 'class="newly-missed"', "</ul>")
+    assert f"/rewards/evaluation-sets/page-set/versions/1/case/?key={case.key}" in missed
+    assert FORCE_PUSH in missed
+    metrics = _section(page.content.decode(), 'class="metrics"')
+    assert "0/1 = 0.000" in metrics and "1/1 = 1.000" in metrics  # the draft beside v1
+    assert reward_model.versions.count() == 1
+    assert EvaluationResult.objects.count() == 1  # the active version's, for the comparison

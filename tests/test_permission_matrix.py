@@ -444,6 +444,9 @@ MATRIX: dict[str, list[Probe]] = {
     "rewards/models/<slug:slug>/versions/<int:number>/evaluate/": [
         post("/rewards/models/swe-bugfix-default/versions/1/evaluate/", REVIEWERS, 302)
     ],
+    "rewards/models/<slug:slug>/draft-evaluation/": [
+        get("/rewards/models/swe-bugfix-default/draft-evaluation/", REVIEWERS)
+    ],
     "rewards/evaluation-sets/": [
         get("/rewards/evaluation-sets/", REVIEWERS),
         post("/rewards/evaluation-sets/", REVIEWERS, 302, {"slug": "web-new", "name": "N"}),

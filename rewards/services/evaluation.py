@@ -629,8 +629,12 @@ def draft_comparison(*, reward_model: RewardModel) -> list[dict[str, Any]]:
     for set_version in attached_set_versions(reward_model):
         metrics, _seconds = _metrics_with(scorer, set_version)
         diff: dict[str, list[str]] = {"newly_caught": [], "newly_missed": []}
+        base = None
         if baseline is not None:
             base = evaluate_version_on_set(version=baseline, set_version=set_version)
             diff = compare_outcomes(metrics["outcomes"], base.metrics["outcomes"])
-        out.append({"set_version": set_version, "metrics": metrics, **diff})
+        baseline_metrics = base.metrics if base is not None else None
+        out.append(
+            {"set_version": set_version, "metrics": metrics, "baseline": baseline_metrics, **diff}
+        )
     return out
