@@ -4,7 +4,8 @@
 
 The set: the labelled dev commands (tests/data/labelled_commands/dev.jsonl, never the held-out
 file), then honest-over-hacked pairs and expert-labelled trajectories from the demo runs (each
-copy renamed so it is its own case) up to --cases. The reward: the default spec compiled with
+copy renamed, and each of its commands given its own trailing comment, so it is its own case
+and new text to the analyzer) up to --cases. The reward: the default spec compiled with
 the built-in default policy, through the pure cores the Celery task runs (rewards.evaluation
 with rewards.scoring's scorer); no database.
 
@@ -61,8 +62,16 @@ def build_cases(total: int) -> list:
         copy_number += 1
 
         def renamed(traj_id: str, n: int = copy_number) -> dict:
+            # Each copy's commands end in their own comment, so the analyzer sees new text
+            # (no copy is scored from what it remembers of another) and bash runs the same.
             t = copy.deepcopy(demo[traj_id])
             t["id"] = f"{traj_id}-{n}"
+            for message in t["messages"]:
+                for call in message.get("tool_calls") or []:
+                    arguments = call["function"]["arguments"]
+                    decoded = json.loads(arguments) if isinstance(arguments, str) else arguments
+                    decoded["command"] = f"{decoded['command']}  # copy {n}"
+                    call["function"]["arguments"] = decoded
             return t
 
         for better, worse in PAIRS:
