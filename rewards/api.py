@@ -415,6 +415,8 @@ class RewardModelViewSet(_RewardDomainViewSet):
                 note=data.validated_data.get("note", ""),
                 activate=data.validated_data["activate"],
             )
+        except ActivationRefused as exc:  # compiled and kept, not activated
+            raise ValidationError(_refusal_body(exc)) from exc
         except DjangoValidationError as exc:
             raise ValidationError(_django_errors(exc)) from exc
         body = RewardModelVersionSerializer(result.version).data
@@ -438,13 +440,7 @@ class RewardModelViewSet(_RewardDomainViewSet):
                 override_reason=data.validated_data.get("override_reason", ""),
             )
         except ActivationRefused as exc:
-            body = _django_errors(exc)
-            body["regressions"] = [
-                f"{r['set']}@{r['set_version']}: {case}"
-                for r in exc.regressions
-                for case in r["cases"]
-            ]
-            raise ValidationError(body) from exc
+            raise ValidationError(_refusal_body(exc)) from exc
         except DjangoValidationError as exc:
             raise ValidationError(_django_errors(exc)) from exc
         return Response(RewardModelSerializer(reward_model).data)
@@ -510,9 +506,22 @@ class RewardModelViewSet(_RewardDomainViewSet):
         data = EvaluateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         version = self._version(reward_model, data.validated_data["version"], "version")
+        set_versions = evaluation_services.attached_set_versions(reward_model)
+        named = data.validated_data.get("sets", [])
+        found = {s.slug: s for s in _visible_sets(request).filter(slug__in=named)}
+        errors: dict[str, list[str]] = {}
+        for i, slug_ in enumerate(named):
+            newest = found[slug_].prefetched_versions if slug_ in found else None
+            if not newest:
+                errors[f"sets.{i}"] = ["no such evaluation set, or it has no case yet"]
+            elif newest[0].pk not in {v.pk for v in set_versions}:
+                set_versions.append(newest[0])
+        if errors:
+            raise ValidationError(errors)
         run = evaluation_services.evaluation_run_request(
             version=version,
             user=request.user,  # type: ignore[arg-type]
+            set_versions=set_versions,
         )
         if run is None:
             raise ValidationError({"version": ["no evaluation set is attached to this model"]})
@@ -560,16 +569,20 @@ class RewardModelViewSet(_RewardDomainViewSet):
             rows = evaluation_services.draft_comparison(reward_model=reward_model)
         except DjangoValidationError as exc:
             raise ValidationError(_django_errors(exc)) from exc
-        body = [
-            _set_result(
-                row["set_version"],
-                row["metrics"],
-                hidden=row["set_version"].evaluation_set.held_out and not see_held_out,
-                caught=row["newly_caught"],
-                missed=row["newly_missed"],
+        from rewards.selectors import held_out_names
+
+        body = []
+        for row in rows:
+            hidden = row["set_version"].evaluation_set.held_out and not see_held_out
+            caught, missed = row["newly_caught"], row["newly_missed"]
+            if hidden:
+                caught = held_out_names(set_version=row["set_version"], keys=caught)
+                missed = held_out_names(set_version=row["set_version"], keys=missed)
+            body.append(
+                _set_result(
+                    row["set_version"], row["metrics"], hidden=hidden, caught=caught, missed=missed
+                )
             )
-            for row in rows
-        ]
         return _evaluation_body("draft", reward_model, body)
 
     @extend_schema(request=AttachSetInputSerializer, responses={201: dict})
@@ -758,6 +771,15 @@ class TrainingRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
 
 
 # --- evaluation sets and runs -------------------------------------------------------------------
+
+
+def _refusal_body(exc: ActivationRefused) -> dict[str, list[str]]:
+    """A refused activation's 400: ``version`` says why, ``regressions`` lists each case."""
+    body = _django_errors(exc)
+    body["regressions"] = [
+        f"{r['set']}@{r['set_version']}: {case}" for r in exc.regressions for case in r["cases"]
+    ]
+    return body
 
 
 def _set_result(
@@ -1008,4 +1030,31 @@ class EvaluationRunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
 
     @extend_schema(responses=dict)
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return Response(_run_body(self.get_object()))
+        """The run's state and progress, and per set version its stored result (once there is
+        one; held-out sets the reader may not see: metrics only)."""
+        from rewards.models import EvaluationResult
+        from rewards.services.evaluation import can_see_held_out
+
+        run = self.get_object()
+        see_held_out = not isinstance(request.auth, ApiKey) and can_see_held_out(request.user)
+        set_versions = list(run.set_versions.select_related("evaluation_set").order_by("pk"))
+        results = {
+            r.set_version_id: r.metrics
+            for r in EvaluationResult.objects.filter(
+                version=run.version, set_version__in=set_versions
+            )
+        }
+        body = _run_body(run)
+        body["sets"] = [
+            _set_result(
+                sv,
+                results.get(sv.pk),
+                hidden=sv.evaluation_set.held_out and not see_held_out,
+                caught=[],
+                missed=[],
+            )
+            for sv in set_versions
+        ]
+        for row in body["sets"]:  # a run measures one version: there is no diff to report
+            del row["newly_caught"], row["newly_missed"]
+        return Response(body)

@@ -298,3 +298,46 @@ class ScoreForm(forms.Form):
             except ValueError as exc:  # nested too deeply
                 self.add_error("trajectory", str(exc))
         return data
+
+
+class EvaluationSetForm(forms.Form):
+    """A new evaluation set from the browser; ``held_out`` is offered to experts and admins only
+    (the service refuses it from anyone else, as the API does)."""
+
+    slug = forms.SlugField(max_length=100)
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    held_out = forms.BooleanField(
+        required=False, help_text="Hidden from policy editors: only experts and admins see it."
+    )
+
+
+class EvaluationImportForm(forms.Form):
+    """JSONL pasted or uploaded: one case per line, a new version of the set."""
+
+    MAX_BYTES = 20_000_000
+
+    jsonl = forms.CharField(
+        required=False,
+        strip=False,
+        label="JSONL",
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+    )
+    file = forms.FileField(required=False, label="or a .jsonl file")
+    replace = forms.BooleanField(
+        required=False, help_text="Replace the cases instead of adding to the newest version."
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        upload = data.get("file")
+        if upload is not None:
+            if upload.size > self.MAX_BYTES:
+                raise ValidationError({"file": f"larger than {self.MAX_BYTES} bytes"})
+            try:
+                data["jsonl"] = upload.read().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValidationError({"file": "not UTF-8 text"}) from exc
+        if not (data.get("jsonl") or "").strip():
+            raise ValidationError({"jsonl": "paste JSONL or choose a file"})
+        return data

@@ -242,6 +242,15 @@ def action_reading(task_type_slug: str) -> ActionReading | None:
     )
 
 
+def _named(key: str, cases: dict[str, Any], hidden: bool) -> tuple[str, Any]:
+    """A case as a reader may see it: its key and row, or, in a held-out set hidden from the
+    reader, its place in the set version (a content key would let a guess be confirmed)."""
+    case = cases.get(key)
+    if not hidden:
+        return key, case
+    return (f"#{case.position + 1}" if case is not None else "#?"), None
+
+
 def evaluation_page(*, version: Any, baseline: Any, can_see_held_out: bool) -> list[dict[str, Any]]:
     """Per attached set: the version's stored result beside the baseline's, and the cases
     each newly catches or misses (with their content unless the set is held out from this
@@ -280,8 +289,8 @@ def evaluation_page(*, version: Any, baseline: Any, can_see_held_out: bool) -> l
                 "hidden": hidden,
                 "result": mine,
                 "baseline": base,
-                "newly_caught": [(k, cases.get(k)) for k in diff["newly_caught"]],
-                "newly_missed": [(k, cases.get(k)) for k in diff["newly_missed"]],
+                "newly_caught": [_named(k, cases, hidden) for k in diff["newly_caught"]],
+                "newly_missed": [_named(k, cases, hidden) for k in diff["newly_missed"]],
                 "cases": cases,
                 "history": evaluation_history_plot(
                     reward_model=version.reward_model, set_version=set_version
@@ -365,3 +374,151 @@ def step_reliability_plot(metrics: dict[str, Any]) -> dict[str, Any]:
         "y1": _y(1.0),
         "y0": _y(0.0),
     }
+
+
+# --- evaluation sets in the browser -------------------------------------------------------------
+
+CASES_PER_PAGE = 50
+
+
+def access_evaluation_set(*, user: Any, slug: str) -> Any:
+    """The one lookup pages use for a set: 404 when there is none, 403 saying why when it is
+    held out from this reader (they edit the policy)."""
+    from django.core.exceptions import PermissionDenied
+    from django.http import Http404
+
+    from rewards.models import EvaluationSet
+    from rewards.services.evaluation import can_see_held_out
+
+    evaluation_set = EvaluationSet.objects.filter(slug=slug[:100]).first()
+    if evaluation_set is None:
+        raise Http404("No such evaluation set.")
+    if evaluation_set.held_out and not can_see_held_out(user):
+        raise PermissionDenied("This evaluation set is held out: only experts and admins see it.")
+    return evaluation_set
+
+
+def evaluation_set_page(*, evaluation_set: Any, number: int | None, page: int) -> dict[str, Any]:
+    """A set's versions, one version's cases a page at a time, and the reward models it gates."""
+    from rewards.models import EvaluationCase
+
+    versions = list(evaluation_set.versions.order_by("-number"))
+    chosen = next((v for v in versions if v.number == number), None) if number else None
+    chosen = chosen or (versions[0] if versions else None)
+    pages = 1
+    cases: list[Any] = []
+    if chosen is not None:
+        pages = max(1, -(-chosen.case_count // CASES_PER_PAGE))
+        page = min(max(page, 1), pages)
+        start = (page - 1) * CASES_PER_PAGE
+        cases = list(
+            EvaluationCase.objects.filter(
+                set_version=chosen, position__gte=start, position__lt=start + CASES_PER_PAGE
+            ).order_by("position")
+        )
+    attached = evaluation_set.attachments.select_related("reward_model").order_by(
+        "reward_model__slug"
+    )
+    return {
+        "versions": versions,
+        "version": chosen,
+        "cases": cases,
+        "page": page,
+        "pages": pages,
+        "reward_models": [a.reward_model for a in attached],
+    }
+
+
+def _trajectory_steps(trajectory: dict[str, Any], labels: list[Any] | None) -> list[dict[str, Any]]:
+    """Each step's text and shell commands (with the expert label of a step-labels case)."""
+    from core.canonical import extract_steps
+
+    rows = []
+    for step in extract_steps(trajectory):
+        rows.append(
+            {
+                "index": step.index,
+                "text": (step.text or step.reasoning or "")[:2000],
+                "commands": [c.command for c in step.commands],
+                "tools": [
+                    str((call.get("function") or {}).get("name", ""))
+                    for call in step.tool_calls
+                    if not any(c.tool_call_id == call.get("id") for c in step.commands)
+                ],
+                "label": labels[step.index]
+                if labels is not None and step.index < len(labels)
+                else None,
+            }
+        )
+    return rows
+
+
+def evaluation_case_page(*, set_version: Any, key: str) -> dict[str, Any] | None:
+    """One case, readable: a command with its label, a pair's trajectories best first, or a
+    trajectory's steps beside their expert labels; None when the version has no such key."""
+    case = set_version.cases.filter(key=key[:120]).first()
+    if case is None:
+        return None
+    trajectories: list[dict[str, Any]] = []
+    if case.kind == "pair":
+        for rank, trajectory in enumerate(case.data["trajectories"]):
+            trajectories.append(
+                {
+                    "rank": rank,
+                    "id": trajectory.get("id", ""),
+                    "outcome": trajectory.get("outcome"),
+                    "steps": _trajectory_steps(trajectory, None),
+                }
+            )
+    elif case.kind == "steps":
+        trajectory = case.data["trajectory"]
+        trajectories.append(
+            {
+                "rank": None,
+                "id": trajectory.get("id", ""),
+                "outcome": trajectory.get("outcome"),
+                "steps": _trajectory_steps(trajectory, case.data["labels"]),
+            }
+        )
+    return {"case": case, "trajectories": trajectories}
+
+
+def refused_cases(
+    *, regressions: list[dict[str, Any]], can_see_held_out: bool, limit: int = 50
+) -> list[dict[str, Any]]:
+    """A refused activation's regressions, each case with its row (to show and link it), the
+    content left out of a held-out set the reader may not see."""
+    from rewards.models import EvaluationCase, EvaluationSetVersion
+
+    out = []
+    for regression in regressions:
+        set_version = (
+            EvaluationSetVersion.objects.select_related("evaluation_set")
+            .filter(evaluation_set__slug=regression["set"], number=regression["set_version"])
+            .first()
+        )
+        if set_version is None:
+            continue
+        keys = regression["cases"][:limit]
+        rows = {
+            c.key: c for c in EvaluationCase.objects.filter(set_version=set_version, key__in=keys)
+        }
+        out.append(
+            {
+                "set_version": set_version,
+                "hidden": set_version.evaluation_set.held_out and not can_see_held_out,
+                "cases": [(key, rows.get(key)) for key in keys],
+                "more": max(0, len(regression["cases"]) - limit),
+            }
+        )
+    return out
+
+
+def held_out_names(*, set_version: Any, keys: list[str]) -> list[str]:
+    """Case keys of a held-out set as a reader who may not see it gets them: their places."""
+    cases = {c.key: c for c in set_version.cases.filter(key__in=keys)}
+    return [_named(key, cases, True)[0] for key in keys]
+
+
+def cases_by_key(*, set_version: Any, keys: list[str]) -> dict[str, Any]:
+    return {c.key: c for c in set_version.cases.filter(key__in=keys)}

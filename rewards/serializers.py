@@ -359,6 +359,12 @@ class FlagToSetInputSerializer(serializers.Serializer):
 
 class EvaluateInputSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1)
+    sets = serializers.ListField(
+        child=serializers.SlugField(max_length=100),
+        required=False,
+        max_length=20,
+        help_text="sets to evaluate on as well as the attached ones (their newest versions)",
+    )
 
 
 class AttachSetInputSerializer(serializers.Serializer):

@@ -30,7 +30,24 @@ urlpatterns = [
         web.version_evaluate,
         name="version_evaluate",
     ),
+    path("models/<slug:slug>/draft-evaluation/", web.draft_evaluation, name="draft_evaluation"),
     path("evaluation-sets/", web.evaluation_set_list, name="evaluation_sets"),
+    path("evaluation-sets/<slug:slug>/", web.evaluation_set_detail, name="evaluation_set"),
+    path(
+        "evaluation-sets/<slug:slug>/import/",
+        web.evaluation_set_import,
+        name="evaluation_set_import",
+    ),
+    path(
+        "evaluation-sets/<slug:slug>/attach/",
+        web.evaluation_set_attach,
+        name="evaluation_set_attach",
+    ),
+    path(
+        "evaluation-sets/<slug:slug>/versions/<int:number>/case/",
+        web.evaluation_case,
+        name="evaluation_case",
+    ),
     path("evaluation-runs/<int:run_id>/", web.evaluation_run, name="evaluation_run"),
     path("evaluation-sets/add-flag/<int:flag_id>/", web.flag_to_set, name="flag_to_set"),
     path(

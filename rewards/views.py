@@ -28,9 +28,12 @@ from core.decorators import role_required
 from core.params import parse_int
 from core.roles import EXPERT, SAFETY_LEAD, has_role
 from rewards import selectors
+from rewards.evaluation import line_messages
 from rewards.forms import (
     BehaviourForm,
     CompileForm,
+    EvaluationImportForm,
+    EvaluationSetForm,
     RewardModelForm,
     ScoreForm,
     TaskTypeForm,
@@ -46,6 +49,7 @@ from rewards.models import (
 from rewards.services import learned_training
 from rewards.services import rewards as reward_services
 from rewards.services import scoring as scoring_services
+from rewards.services.evaluation import ActivationRefused
 from safety.selectors import Segment, highlight
 
 readers = role_required(EXPERT, SAFETY_LEAD)
@@ -196,6 +200,7 @@ def _detail(
     form: RewardModelForm | None = None,
     compile_form: CompileForm | None = None,
     action_errors: dict[str, list[str]] | None = None,
+    refused: list[dict[str, Any]] | None = None,
     status: int = 200,
 ) -> HttpResponse:
     can_edit = _can_edit(request)
@@ -215,6 +220,7 @@ def _detail(
             "can_edit": can_edit,
             "can_compile": _can_compile(request),
             "action_errors": action_errors or {},
+            "refused": refused or [],
             "can_roll_back": bool(
                 reward_model.active_version_id
                 and any(v.number < reward_model.active_version.number for v in versions)
@@ -261,6 +267,8 @@ def reward_model_compile(request: HttpRequest, slug: str) -> HttpResponse:
             note=form.cleaned_data["note"],
             activate=form.cleaned_data["activate"],
         )
+    except ActivationRefused as exc:  # compiled and kept, not activated
+        return _refused(request, _reward_model(slug), exc)
     except ValidationError as exc:
         return _detail(
             request, reward_model, compile_form=form, action_errors=_django_errors(exc), status=400
@@ -273,6 +281,20 @@ def reward_model_compile(request: HttpRequest, slug: str) -> HttpResponse:
             f"Nothing changed since version {result.version.number}; no new version compiled.",
         )
     return redirect("rewards:reward_model", slug=slug)
+
+
+def _refused(
+    request: HttpRequest, reward_model: RewardModel, exc: ActivationRefused
+) -> HttpResponse:
+    """The reward model's page with the refusal and each newly missed case shown and linked."""
+    from rewards.services.evaluation import can_see_held_out
+
+    refused = selectors.refused_cases(
+        regressions=exc.regressions, can_see_held_out=can_see_held_out(request.user)
+    )
+    return _detail(
+        request, reward_model, action_errors=_django_errors(exc), refused=refused, status=400
+    )
 
 
 @compilers
@@ -293,6 +315,8 @@ def reward_model_activate(request: HttpRequest, slug: str) -> HttpResponse:
             user=request.user,  # type: ignore[arg-type]
             override_reason=request.POST.get("override_reason", "")[:2000],
         )
+    except ActivationRefused as exc:
+        return _refused(request, reward_model, exc)
     except ValidationError as exc:
         return _detail(request, reward_model, action_errors=_django_errors(exc), status=400)
     messages.success(request, f"Version {version.number} is active.")
@@ -631,6 +655,50 @@ def version_evaluation(request: HttpRequest, slug: str, number: int) -> HttpResp
 
 @readers
 @require_GET
+def draft_evaluation(request: HttpRequest, slug: str) -> HttpResponse:
+    """The reward model's current inputs with the *draft* policy (rules as edited, not yet
+    published) on the attached sets beside the active version: what publishing and compiling
+    would change, before either happens. Nothing is stored for the draft."""
+    from rewards.services.evaluation import can_see_held_out, draft_comparison
+
+    reward_model = _reward_model(slug)
+    see_held_out = can_see_held_out(request.user)
+    try:
+        rows = draft_comparison(reward_model=reward_model)
+    except ValidationError as exc:
+        return render(
+            request,
+            "rewards/draft_evaluation.html",
+            {"reward_model": reward_model, "sets": [], "errors": _django_errors(exc)},
+            status=400,
+        )
+    sets = []
+    for row in rows:
+        set_version = row["set_version"]
+        hidden = set_version.evaluation_set.held_out and not see_held_out
+        keys = row["newly_caught"] + row["newly_missed"]
+        names = selectors.held_out_names(set_version=set_version, keys=keys) if hidden else keys
+        named = dict(zip(keys, names, strict=True))
+        cases = selectors.cases_by_key(set_version=set_version, keys=keys)
+        sets.append(
+            {
+                "set_version": set_version,
+                "hidden": hidden,
+                "metrics": row["metrics"],
+                "baseline": row.get("baseline"),
+                "newly_caught": [(named[k], cases.get(k)) for k in row["newly_caught"]],
+                "newly_missed": [(named[k], cases.get(k)) for k in row["newly_missed"]],
+            }
+        )
+    return render(
+        request,
+        "rewards/draft_evaluation.html",
+        {"reward_model": reward_model, "baseline": reward_model.active_version, "sets": sets},
+    )
+
+
+@readers
+@require_GET
 def evaluation_run(request: HttpRequest, run_id: int) -> HttpResponse:
     """One run's progress row, polled by the version page; when the run has finished the page
     reloads itself (``HX-Refresh``) to show the results."""
@@ -755,12 +823,150 @@ def trajectory_pair_to_set(request: HttpRequest, trajectory_id: int) -> HttpResp
 
 
 @readers
-@require_GET
+@require_http_methods(["GET", "POST"])
 def evaluation_set_list(request: HttpRequest) -> HttpResponse:
+    """Every set this reader may see, and a form to start a new one (experts and safety
+    leads; held out only for experts and admins)."""
     from rewards.models import EvaluationSet
-    from rewards.services.evaluation import can_see_held_out
+    from rewards.services.evaluation import can_see_held_out, evaluation_set_create
 
+    form = EvaluationSetForm()
+    status = 200
+    see_held_out = can_see_held_out(request.user)
+    if request.method == "POST":
+        if not _can_compile(request):
+            raise PermissionDenied
+        form = EvaluationSetForm(request.POST)
+        if form.is_valid():
+            try:
+                created = evaluation_set_create(user=request.user, **form.cleaned_data)  # type: ignore[arg-type]
+            except ValidationError as exc:
+                shown = set(form.fields) if see_held_out else set(form.fields) - {"held_out"}
+                for name, msgs in _django_errors(exc).items():
+                    if name in shown:
+                        form.add_error(name, msgs)
+                    else:
+                        form.add_error(None, f"{name}: {' '.join(msgs)}")
+            else:
+                messages.success(request, f"Set {created.slug} created: add cases below.")
+                return redirect("rewards:evaluation_set", slug=created.slug)
+        status = 400
     sets = EvaluationSet.objects.annotate(version_count=Count("versions")).order_by("slug")
-    if not can_see_held_out(request.user):
+    if not see_held_out:
         sets = sets.filter(held_out=False)
-    return render(request, "rewards/evaluation_sets.html", {"sets": list(sets)})
+    return render(
+        request,
+        "rewards/evaluation_sets.html",
+        {
+            "sets": list(sets),
+            "form": form,
+            "can_create": _can_compile(request),
+            "can_hold_out": see_held_out,
+        },
+        status=status,
+    )
+
+
+def _set_page(
+    request: HttpRequest, evaluation_set: Any, *, form: Any = None, status: int = 200
+) -> HttpResponse:
+    number = parse_int(request.GET.get("version", ""))
+    page = parse_int(request.GET.get("page", "")) or 1
+    context = selectors.evaluation_set_page(evaluation_set=evaluation_set, number=number, page=page)
+    return render(
+        request,
+        "rewards/evaluation_set_detail.html",
+        {
+            "evaluation_set": evaluation_set,
+            "form": form or EvaluationImportForm(),
+            "can_import": _can_compile(request),
+            "all_reward_models": RewardModel.objects.order_by("slug").values_list("slug", flat=True)
+            if _can_compile(request)
+            else [],
+            **context,
+        },
+        status=status,
+    )
+
+
+@readers
+@require_GET
+def evaluation_set_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A set's versions and cases (each links to its own page), its JSONL export, the reward
+    models it gates, and an import form."""
+    evaluation_set = selectors.access_evaluation_set(user=request.user, slug=slug)
+    return _set_page(request, evaluation_set)
+
+
+@compilers
+@require_POST
+def evaluation_set_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """JSONL pasted or uploaded as a new version; a file with any bad line is refused whole,
+    each bad line named."""
+    from rewards.services.evaluation import JsonlImportError, evaluation_set_import_jsonl
+
+    evaluation_set = selectors.access_evaluation_set(user=request.user, slug=slug)
+    form = EvaluationImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _set_page(request, evaluation_set, form=form, status=400)
+    try:
+        version = evaluation_set_import_jsonl(
+            evaluation_set=evaluation_set,
+            text=form.cleaned_data["jsonl"],
+            user=request.user,  # type: ignore[arg-type]
+            replace=form.cleaned_data["replace"],
+        )
+    except JsonlImportError as exc:
+        form.add_error("jsonl", line_messages(exc.lines, limit=50))
+        return _set_page(request, evaluation_set, form=form, status=400)
+    except ValidationError as exc:
+        for name, msgs in _django_errors(exc).items():
+            form.add_error(None, f"{name}: {' '.join(msgs)}")
+        return _set_page(request, evaluation_set, form=form, status=400)
+    messages.success(
+        request, f"Imported: {evaluation_set.slug} v{version.number}, {version.case_count} cases."
+    )
+    return redirect(reverse("rewards:evaluation_set", args=[slug]) + f"?version={version.number}")
+
+
+@compilers
+@require_POST
+def evaluation_set_attach(request: HttpRequest, slug: str) -> HttpResponse:
+    """Gate a reward model on this set: compiling evaluates it, activation may not regress."""
+    from rewards.services.evaluation import evaluation_set_attach as attach
+
+    evaluation_set = selectors.access_evaluation_set(user=request.user, slug=slug)
+    reward_model = RewardModel.objects.filter(
+        slug=request.POST.get("reward_model", "")[:100]
+    ).first()
+    if reward_model is None:
+        messages.error(request, "reward_model: choose a reward model.")
+    else:
+        attach(
+            reward_model=reward_model,
+            evaluation_set=evaluation_set,
+            user=request.user,  # type: ignore[arg-type]
+        )
+        messages.success(request, f"{reward_model.slug} is gated on {evaluation_set.slug}.")
+    return redirect("rewards:evaluation_set", slug=slug)
+
+
+@readers
+@require_GET
+def evaluation_case(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """One case of one set version (what a miss, a false positive or an inverted pair on a
+    version's evaluation page links to), named by ``?key=``."""
+    evaluation_set = selectors.access_evaluation_set(user=request.user, slug=slug)
+    if number > 2**31 - 1:  # the column's range: no such version
+        raise Http404("No such set version.")
+    set_version = get_object_or_404(evaluation_set.versions, number=number)
+    context = selectors.evaluation_case_page(
+        set_version=set_version, key=request.GET.get("key", "")
+    )
+    if context is None:
+        raise Http404("No such case in this set version.")
+    return render(
+        request,
+        "rewards/evaluation_case.html",
+        {"evaluation_set": evaluation_set, "set_version": set_version, **context},
+    )

@@ -318,3 +318,105 @@ def test_a_flag_whose_command_is_over_the_case_limit_is_a_clear_error(
     page = client.post(f"/rewards/evaluation-sets/add-flag/{flag.pk}/", {"set": "long"})
     assert page.status_code == 302
     assert not EvaluationSet.objects.get(slug="long").versions.exists()
+
+
+def test_a_lost_strict_pair_refuses_activation_in_the_api_and_the_page(
+    client_for, client, expert, safety_lead
+) -> None:
+    """The strict tier: an honest failure must stay above a hacked success. Disabling the rule
+    that catches the hacked run's test deletion lifts it above the honest failure (its reward
+    still below the honest success, so the same-outcome pair holds): activation is refused with
+    the strict pair named, in the API and on the version page."""
+    from annotations.demo_data import demo_trajectories
+    from rewards.services.scoring import scorer_for, version_by_pk
+
+    seed_reward_model()
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    demo = {t["id"]: t for t in demo_trajectories()}
+    honest, hacked = demo["demo-honest-parser"], demo["demo-hack-delete-test"]
+    honest_failure = {
+        **honest,
+        "outcome": {"resolved": False, "tests_passed": 19, "tests_failed": 1},
+    }
+    same = {"kind": "pair", "tier": "same-outcome", "trajectories": [honest, hacked]}
+    strict = {"kind": "pair", "tier": "strict", "trajectories": [honest_failure, hacked]}
+    api = client_for(expert)
+    api.post(SETS, {"slug": "pairs", "name": "Pairs"}, format="json")
+    added = api.post(f"{SETS}pairs/cases/", {"cases": [same, strict]}, format="json")
+    assert added.status_code == 201
+    attached = api.post(
+        f"/api/v1/reward-models/{DEMO_REWARD_MODEL}/attach-set/", {"set": "pairs"}, format="json"
+    )
+    assert attached.status_code == 201
+    v1 = reward_model.active_version
+    found = scorer_for(version_by_pk(v1.pk)).score(hacked).findings
+    assert found, "v1 must flag the hacked run"
+    policy = reward_model.task_type.policy
+    PolicyRule.objects.filter(policy=policy, rule_id__in={f["rule"] for f in found}).update(
+        enabled=False
+    )
+    policy_publish(policy=policy, user=safety_lead)
+    v2 = reward_model_compile(reward_model=reward_model, user=safety_lead).version
+    strict_key, same_key = parse_case(strict).key, parse_case(same).key
+
+    url = f"/api/v1/reward-models/{DEMO_REWARD_MODEL}/"
+    lead = client_for(safety_lead)
+    refused = lead.post(f"{url}activate/", {"version": v2.number}, format="json")
+    assert refused.status_code == 400
+    errors = refused.json()["errors"]
+    assert strict_key in errors["version"][0] and same_key not in errors["version"][0]
+    assert errors["regressions"] == [f"pairs@1: {strict_key}"]
+    body = lead.get(f"{url}evaluation/?version={v2.number}").json()["sets"][0]
+    assert body["newly_missed"] == [strict_key]
+    metrics = body["metrics"]
+    assert metrics["pairs"]["by_tier"]["strict"]["rate"] == 0.0
+    assert metrics["pairs"]["by_tier"]["same-outcome"]["rate"] == 1.0
+    (inverted,) = metrics["inverted_pairs"]
+    assert (inverted["key"], inverted["tier"]) == (strict_key, "strict")
+    assert inverted["rewards"][0] <= inverted["rewards"][1]
+
+    client.force_login(safety_lead)
+    page = client.post(f"/rewards/models/{DEMO_REWARD_MODEL}/activate/", {"version": "2"})
+    assert page.status_code == 400 and strict_key in page.content.decode()
+    named = page.content.decode().split('id="refused-cases"')[1].split("</section>")[0]
+    assert f"/rewards/evaluation-sets/pairs/versions/1/case/?key={strict_key}" in named
+    assert same_key not in named
+    assert RewardModel.objects.get(pk=reward_model.pk).active_version_id == v1.pk
+
+
+def test_a_run_measures_named_sets_beside_the_attached_ones(
+    client_for, expert, safety_lead, django_capture_on_commit_callbacks
+) -> None:
+    seed_reward_model()
+    api = client_for(expert)
+    for slug, held_out in (("attached", False), ("extra", False), ("kept", True)):
+        api.post(SETS, {"slug": slug, "name": slug, "held_out": held_out}, format="json")
+        api.post(f"{SETS}{slug}/import/", {"jsonl": _jsonl(LINES)}, format="json")
+    api.post(SETS, {"slug": "empty", "name": "Empty"}, format="json")
+    url = f"/api/v1/reward-models/{DEMO_REWARD_MODEL}/"
+    api.post(f"{url}attach-set/", {"set": "attached"}, format="json")
+    lead = client_for(safety_lead)
+    for sets in (["nope"], ["kept"], ["extra", "empty"]):
+        refused = lead.post(f"{url}evaluate/", {"version": 1, "sets": sets}, format="json")
+        assert refused.status_code == 400
+        assert list(refused.json()["errors"]) == [f"sets.{len(sets) - 1}"]
+    bad = lead.post(f"{url}evaluate/", {"version": 1, "sets": "extra"}, format="json")
+    assert bad.status_code == 400 and "sets" in bad.json()["errors"]
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = api.post(
+            f"{url}evaluate/", {"version": 1, "sets": ["extra", "kept", "attached"]}, format="json"
+        )
+    assert queued.status_code == 202 and queued.json()["total"] == 6
+    run_url = f"/api/v1/evaluation-runs/{queued.json()['id']}/"
+    mine = api.get(run_url).json()
+    assert (mine["state"], mine["done"]) == ("succeeded", 6)
+    assert [(s["set"], s["evaluated"]) for s in mine["sets"]] == [
+        ("attached", True),
+        ("extra", True),
+        ("kept", True),
+    ]
+    assert mine["sets"][0]["metrics"]["commands"]["recall"]["n"] == 1
+    assert mine["sets"][2]["metrics"]["misses"] == []  # the held-out set, to an expert
+    theirs = lead.get(run_url).json()["sets"]
+    assert "misses" not in theirs[2]["metrics"] and "misses" in theirs[1]["metrics"]
+    assert theirs[2]["metrics"]["commands"] == mine["sets"][2]["metrics"]["commands"]

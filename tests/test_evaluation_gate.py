@@ -262,3 +262,108 @@ def test_the_command_measures_a_draft_policy(expert) -> None:
         call_command("evaluate_reward_model", DEMO_REWARD_MODEL, "--draft", "--check", stdout=out)
     assert f"newly missed: {parse_case(COMMANDS[0]).key}" in out.getvalue()
     assert reward_model.versions.count() == 1
+
+
+def test_compiling_evaluates_the_new_version_and_the_active_one_where_it_has_no_result(
+    expert, django_capture_on_commit_callbacks
+) -> None:
+    seed_reward_model()
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    v1 = reward_model.active_version
+    ev.evaluation_set_attach(reward_model=reward_model, evaluation_set=_set(expert), user=expert)
+    (set_version,) = ev.attached_set_versions(reward_model)
+
+    def compile_with(weight: float):
+        RewardModel.objects.filter(pk=reward_model.pk).update(outcome_weight=weight)
+        fresh = RewardModel.objects.select_related("active_version").get(pk=reward_model.pk)
+        with django_capture_on_commit_callbacks(execute=True):
+            return reward_model_compile(reward_model=fresh, user=expert).version
+
+    v2 = compile_with(0.8)
+    runs = EvaluationRun.objects.order_by("pk")
+    assert [(r.version_id, r.trigger, r.state) for r in runs] == [
+        (v2.pk, "compile", EvaluationRun.State.SUCCEEDED),
+        (v1.pk, "baseline", EvaluationRun.State.SUCCEEDED),
+    ]
+    assert EvaluationResult.objects.filter(set_version=set_version).count() == 2
+    v3 = compile_with(0.7)  # v1 is still active and already measured on the set
+    assert [(r.version_id, r.trigger) for r in runs.filter(pk__gt=runs[1].pk)] == [
+        (v3.pk, "compile")
+    ]
+
+
+def test_compile_and_activate_keeps_a_regressing_version_compiled_but_not_live(
+    client_for, expert, safety_lead
+) -> None:
+    seed_reward_model()
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    v1 = reward_model.active_version
+    ev.evaluation_set_attach(reward_model=reward_model, evaluation_set=_set(expert), user=expert)
+    caught_by = _rules_of(v1, FORCE_PUSH)
+    policy = reward_model.task_type.policy
+    PolicyRule.objects.filter(policy=policy, rule_id__in=caught_by).update(enabled=False)
+    policy_publish(policy=policy, user=safety_lead, note="relax force push")
+    key = parse_case(COMMANDS[0]).key
+    with pytest.raises(ev.ActivationRefused) as exc:
+        reward_model_compile(reward_model=reward_model, user=safety_lead, activate=True)
+    assert exc.value.regressions[0]["cases"] == [key]
+    v2 = reward_model.versions.get(number=2)  # compiled and kept, with its measurement
+    assert RewardModel.objects.get(pk=reward_model.pk).active_version_id == v1.pk
+    assert EvaluationResult.objects.filter(version=v2).count() == 1
+    # the API's compile-and-activate: the same version again (nothing changed), refused alike
+    url = f"/api/v1/reward-models/{DEMO_REWARD_MODEL}/compile/"
+    refused = client_for(safety_lead).post(url, {"activate": True}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["errors"]["regressions"] == [f"gate-set@1: {key}"]
+    assert reward_model.versions.count() == 2
+    # an expert's compile-and-activate with no reason is refused too: the override is explicit
+    with pytest.raises(ev.ActivationRefused):
+        reward_model_compile(reward_model=reward_model, user=expert, activate=True)
+    assert RewardModel.objects.get(pk=reward_model.pk).active_version_id == v1.pk
+
+
+def test_a_held_out_regression_is_named_by_its_place_to_a_policy_editor(
+    client_for, client, expert, safety_lead
+) -> None:
+    """Keys are content digests, so a policy editor could confirm a guessed case by its key:
+    in a held-out set they get the case's place (#1) instead, in the API, the page and the
+    draft measure; experts get the key, and the audit log keeps it."""
+    seed_reward_model()
+    reward_model = RewardModel.objects.get(slug=DEMO_REWARD_MODEL)
+    held = _set(expert, slug="held", held_out=True)
+    ev.evaluation_set_attach(reward_model=reward_model, evaluation_set=held, user=expert)
+    key = parse_case(COMMANDS[0]).key  # the first case of the set
+    url = f"/api/v1/reward-models/{DEMO_REWARD_MODEL}/"
+    caught_by = _rules_of(reward_model.active_version, FORCE_PUSH)
+    PolicyRule.objects.filter(rule_id__in=caught_by).update(enabled=False)  # the draft
+    lead, api = client_for(safety_lead), client_for(expert)
+    assert lead.get(f"{url}evaluation/?draft=1").json()["sets"][0]["newly_missed"] == ["#1"]
+    assert api.get(f"{url}evaluation/?draft=1").json()["sets"][0]["newly_missed"] == [key]
+    reward_model, v2 = _weakened_version(safety_lead)
+
+    refused = lead.post(f"{url}activate/", {"version": v2.number}, format="json")
+    assert refused.status_code == 400
+    errors = refused.json()["errors"]
+    assert errors["regressions"] == ["held@1: #1"] and key not in errors["version"][0]
+    assert api.post(f"{url}activate/", {"version": v2.number}, format="json").json()["errors"][
+        "regressions"
+    ] == [f"held@1: {key}"]
+    evaluation = f"{url}evaluation/?version={v2.number}"
+    assert lead.get(evaluation).json()["sets"][0]["newly_missed"] == ["#1"]
+    assert api.get(evaluation).json()["sets"][0]["newly_missed"] == [key]
+    client.force_login(safety_lead)
+    page = client.post(f"/rewards/models/{DEMO_REWARD_MODEL}/activate/", {"version": "2"})
+    assert page.status_code == 400 and key not in page.content.decode()
+    assert "#1" in page.content.decode().split('id="refused-cases"')[1]
+    version_page = client.get(f"/rewards/models/{DEMO_REWARD_MODEL}/versions/2/evaluation/")
+    assert key not in version_page.content.decode()
+    draft = client.get(f"/rewards/models/{DEMO_REWARD_MODEL}/draft-evaluation/").content.decode()
+    assert key not in draft and "<code>#1</code>" in draft.split('class="newly-missed"')[1]
+    done = api.post(
+        f"{url}activate/",
+        {"version": v2.number, "override_reason": "measured on the full held-out run"},
+        format="json",
+    )
+    assert done.status_code == 200
+    event = AuditEvent.objects.get(action="reward_model.gate_override")
+    assert event.after["regressions"][0]["cases"] == [key]

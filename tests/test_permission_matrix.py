@@ -24,6 +24,7 @@ from django.db import transaction
 from django.http import HttpResponse
 
 from core.roles import ADMIN, EXPERT, SAFETY_LEAD
+from rewards.evaluation import parse_case
 from tests.factories import CanonicalTrajectoryFactory
 from tests.security_world import (
     KEY_ANALYZE,
@@ -46,6 +47,10 @@ EVERYONE = frozenset(PRINCIPALS)
 LEADS = frozenset({SAFETY_LEAD, ADMIN})
 EDITORS = frozenset({EXPERT, ADMIN})  # task types, behaviours, reward-model inputs
 READ = REVIEWERS | {KEY_READ}
+# A case of the world's evaluation sets, and a new one to import.
+WORLD_KEY = parse_case({"command": "ls -la", "label": "safe", "category": "ordinary"}).key
+NEW_CASE = '{"cmd": "whoami", "label": "safe"}'
+ATTACH = {"reward_model": "swe-bugfix-default"}
 IMPORT = REVIEWERS | {KEY_WRITE}
 ANALYZE = REVIEWERS | {KEY_ANALYZE}
 SCORE = REVIEWERS | {KEY_SCORE}
@@ -439,7 +444,29 @@ MATRIX: dict[str, list[Probe]] = {
     "rewards/models/<slug:slug>/versions/<int:number>/evaluate/": [
         post("/rewards/models/swe-bugfix-default/versions/1/evaluate/", REVIEWERS, 302)
     ],
-    "rewards/evaluation-sets/": [get("/rewards/evaluation-sets/", REVIEWERS)],
+    "rewards/models/<slug:slug>/draft-evaluation/": [
+        get("/rewards/models/swe-bugfix-default/draft-evaluation/", REVIEWERS)
+    ],
+    "rewards/evaluation-sets/": [
+        get("/rewards/evaluation-sets/", REVIEWERS),
+        post("/rewards/evaluation-sets/", REVIEWERS, 302, {"slug": "web-new", "name": "N"}),
+    ],
+    "rewards/evaluation-sets/<slug:slug>/": [
+        get("/rewards/evaluation-sets/world-set/", REVIEWERS),
+        get("/rewards/evaluation-sets/world-held/", EDITORS),  # held out
+    ],
+    "rewards/evaluation-sets/<slug:slug>/import/": [
+        post("/rewards/evaluation-sets/world-set/import/", REVIEWERS, 302, {"jsonl": NEW_CASE}),
+        post("/rewards/evaluation-sets/world-held/import/", EDITORS, 302, {"jsonl": NEW_CASE}),
+    ],
+    "rewards/evaluation-sets/<slug:slug>/attach/": [
+        post("/rewards/evaluation-sets/world-set/attach/", REVIEWERS, 302, ATTACH),
+        post("/rewards/evaluation-sets/world-held/attach/", EDITORS, 302, ATTACH),
+    ],
+    "rewards/evaluation-sets/<slug:slug>/versions/<int:number>/case/": [
+        get(f"/rewards/evaluation-sets/world-set/versions/1/case/?key={WORLD_KEY}", REVIEWERS),
+        get(f"/rewards/evaluation-sets/world-held/versions/1/case/?key={WORLD_KEY}", EDITORS),
+    ],
     "rewards/evaluation-runs/<int:run_id>/": [
         get("/rewards/evaluation-runs/{evaluation_run}/", REVIEWERS)
     ],

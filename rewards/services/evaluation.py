@@ -310,6 +310,24 @@ def evaluation_run_request(
     return run
 
 
+def evaluation_runs_for_compile(*, version: RewardModelVersion, user: User | None) -> None:
+    """A new version's runs: the version on every attached set, and the active version (its
+    baseline) on those it has no stored result for yet, e.g. a set grown since it went live."""
+    set_versions = attached_set_versions(version.reward_model)
+    evaluation_run_request(version=version, user=user, set_versions=set_versions, trigger="compile")
+    active = version.reward_model.active_version
+    if active is None or active.pk == version.pk or not set_versions:
+        return
+    stored = set(
+        EvaluationResult.objects.filter(version=active, set_version__in=set_versions).values_list(
+            "set_version_id", flat=True
+        )
+    )
+    missing = [s for s in set_versions if s.pk not in stored]
+    if missing:
+        evaluation_run_request(version=active, user=user, set_versions=missing, trigger="baseline")
+
+
 def evaluation_run_execute(*, run_id: int) -> EvaluationRun:
     """The task's body: evaluate every set version of the run, saving progress as it goes.
     Idempotent: a finished run is returned as it is, stored results are reused."""
@@ -425,6 +443,28 @@ def gate_regressions(
     return regressions
 
 
+def held_out_masked(regressions: list[dict[str, Any]], user: User | None) -> list[dict[str, Any]]:
+    """Regressions as a policy editor may read them: a held-out set's cases named by their
+    place in the set version (``#3``), since a content key would let a guess be confirmed.
+    Experts, admins and the command line (no user) get the keys."""
+    if user is None or can_see_held_out(user):
+        return regressions
+    out = []
+    for regression in regressions:
+        set_version = EvaluationSetVersion.objects.select_related("evaluation_set").get(
+            evaluation_set__slug=regression["set"], number=regression["set_version"]
+        )
+        if not set_version.evaluation_set.held_out:
+            out.append(regression)
+            continue
+        places = dict(
+            set_version.cases.filter(key__in=regression["cases"]).values_list("key", "position")
+        )
+        names = [f"#{places[k] + 1}" if k in places else "#?" for k in regression["cases"]]
+        out.append({**regression, "cases": names})
+    return out
+
+
 def check_activation(
     *,
     reward_model: RewardModel,
@@ -439,7 +479,7 @@ def check_activation(
         return []
     reason = (override_reason or "").strip()
     if not reason:
-        raise ActivationRefused(regressions)
+        raise ActivationRefused(held_out_masked(regressions, user))
     if user is None or not has_role(user, EXPERT, ADMIN):
         raise ValidationError({"override_reason": ["Only an expert may override the gate."]})
     if len(reason) < OVERRIDE_REASON_MIN:
@@ -589,8 +629,12 @@ def draft_comparison(*, reward_model: RewardModel) -> list[dict[str, Any]]:
     for set_version in attached_set_versions(reward_model):
         metrics, _seconds = _metrics_with(scorer, set_version)
         diff: dict[str, list[str]] = {"newly_caught": [], "newly_missed": []}
+        base = None
         if baseline is not None:
             base = evaluate_version_on_set(version=baseline, set_version=set_version)
             diff = compare_outcomes(metrics["outcomes"], base.metrics["outcomes"])
-        out.append({"set_version": set_version, "metrics": metrics, **diff})
+        baseline_metrics = base.metrics if base is not None else None
+        out.append(
+            {"set_version": set_version, "metrics": metrics, "baseline": baseline_metrics, **diff}
+        )
     return out

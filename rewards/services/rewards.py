@@ -23,7 +23,7 @@ from rewards.models import (
 )
 from rewards.scoring import SpecError, default_spec, spec_digest, validate_spec
 from rewards.scoring.diff import Change, spec_diff
-from rewards.services.evaluation import check_activation, evaluation_run_request
+from rewards.services.evaluation import check_activation, evaluation_runs_for_compile
 from safety.models import Flag, FlagStatus, PolicyVersion, Waiver
 from safety.services import default_policy_version, latest_version
 
@@ -211,15 +211,30 @@ def _spec_errors(exc: SpecError) -> dict[str, list[str]]:
     return {f"spec.{path}": messages for path, messages in exc.errors.items()}
 
 
-@transaction.atomic
 def reward_model_compile(
     *, reward_model: RewardModel, user: User | None, note: str = "", activate: bool = False
 ) -> CompileResult:
     """Freeze the reward model's current inputs into a new immutable version.
 
     Compiling twice with nothing changed returns the existing version (same digest), so the
-    version list only grows when something really changed.
+    version list only grows when something really changed. With ``activate`` the version then
+    goes through the evaluation gate as any activation does, once the compile has committed: a
+    refusal (``ActivationRefused``) leaves it compiled and measured, not live.
     """
+    result = _compile(reward_model=reward_model, user=user, note=note)
+    if activate:
+        active = (
+            RewardModel.objects.filter(pk=reward_model.pk)
+            .values_list("active_version_id", flat=True)
+            .first()
+        )
+        if active != result.version.pk:
+            reward_model_activate(reward_model=reward_model, version=result.version, user=user)
+    return result
+
+
+@transaction.atomic
+def _compile(*, reward_model: RewardModel, user: User | None, note: str) -> CompileResult:
     reward_model = RewardModel.objects.select_for_update().get(pk=reward_model.pk)
     spec, policy_version = reward_model_spec(reward_model)
     try:
@@ -229,8 +244,6 @@ def reward_model_compile(
     digest = spec_digest(spec)
     existing = reward_model.versions.filter(digest=digest).order_by("-number").first()
     if existing is not None:
-        if activate and reward_model.active_version_id != existing.pk:
-            reward_model_activate(reward_model=reward_model, version=existing, user=user)
         return CompileResult(existing, False)
     number = (reward_model.versions.aggregate(m=Max("number"))["m"] or 0) + 1
     version = RewardModelVersion(
@@ -254,9 +267,10 @@ def reward_model_compile(
             "policy_version": str(policy_version),
         },
     )
-    # The reward model's attached evaluation sets run on every new version (after commit).
-    evaluation_run_request(version=version, user=user, trigger="compile")
-    if activate or reward_model.active_version_id is None:
+    # The reward model's attached evaluation sets run on every new version (after commit), and
+    # the active version on any of them it has no result for, so the diff is there to read.
+    evaluation_runs_for_compile(version=version, user=user)
+    if reward_model.active_version_id is None:  # the first version: nothing to regress from
         reward_model_activate(reward_model=reward_model, version=version, user=user)
     return CompileResult(version, True)
 
