@@ -8,7 +8,8 @@ queries per request, the memory a request takes, and the plans of the slowest qu
     .venv/bin/python bench/bench_scale.py --keep           # keep the databases afterwards
     .venv/bin/python bench/bench_scale.py --reuse --keep   # measure again without reloading
 
-Each size has its own database (``rewardhub_scale_s``, ``rewardhub_scale_l``), created,
+Each size has its own database (``rewardhub_scale_s``, ``rewardhub_scale_l``; ``--db-prefix``
+names another pair, so several people can measure on one server), created,
 migrated and seeded here and dropped at the end (unless ``--keep``); with ``--reuse`` a kept
 database is migrated (so new migrations and their data migrations run on it, timed) and
 measured again. Each size runs in its own process, which writes ``var/bench_scale/SIZE.json``;
@@ -961,7 +962,9 @@ def measure(size: str, rounds: int, export_deadline: float, log: Any) -> dict[st
 
 def one_size(args: argparse.Namespace) -> None:
     size = args.one
-    name = f"rewardhub_scale_{size.lower()}"
+    name = f"{args.db_prefix}_{size.lower()}"
+    if not name.replace("_", "").isalnum():
+        raise SystemExit(f"--db-prefix: {args.db_prefix!r} is not a plain database name")
     exists = pg_admin(f"SELECT 1 FROM pg_database WHERE datname = '{name}'") == "1"  # noqa: S608
     fresh = not (args.reuse and exists)
     if fresh:
@@ -1080,6 +1083,8 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="print the last results only")
     parser.add_argument("--export-deadline", type=float, default=300.0,
                         help="seconds the whole-hub export may stream")  # fmt: skip
+    parser.add_argument("--db-prefix", default="rewardhub_scale",
+                        help="databases PREFIX_s and PREFIX_l")  # fmt: skip
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -1089,7 +1094,8 @@ def main() -> None:
     if not args.report:
         for size in sizes:
             cmd = [sys.executable, __file__, "--one", size, "--rounds", str(args.rounds),
-                   "--export-deadline", str(args.export_deadline)]  # fmt: skip
+                   "--export-deadline", str(args.export_deadline),
+                   "--db-prefix", args.db_prefix]  # fmt: skip
             cmd += ["--keep"] if args.keep else []
             cmd += ["--reuse"] if args.reuse else []
             subprocess.run(cmd, cwd=ROOT, check=True)
