@@ -294,9 +294,12 @@ def _disagreement_batch(
         .in_bulk(step_ids)
     )
     votes: dict[tuple[int, str], dict[str, int]] = defaultdict(dict)
+    # The steps' trajectories too: counting a label joins its step (for its review), and
+    # without a condition on the step table PostgreSQL hashes all of it (a scan of the hub).
+    trajectory_ids = {step.trajectory_id for step in steps.values()}
     labels = (
         counted_labels()
-        .filter(step_id__in=step_ids, value__isnull=False)
+        .filter(step_id__in=step_ids, step__trajectory_id__in=trajectory_ids, value__isnull=False)
         .values_list("step_id", "behaviour", "reviewer_id", "reviewer__username", "value")
     )
     for step_id, behaviour, reviewer_id, username, value in labels:
