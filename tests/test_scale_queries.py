@@ -535,3 +535,28 @@ def test_the_flag_queue_reads_no_policy_spec(client: Client, safety_lead) -> Non
     assert page.status_code == 200 and len(page.context["page"].rows) >= 3
     assert not [q for q in ctx.captured_queries if '"safety_policyversion"."spec"' in q["sql"]]
     assert b"rm -rf" in page.content
+
+
+def test_a_long_run_is_plotted_in_a_bounded_number_of_points(
+    client: Client, safety_lead, reward_model, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A run's plot holds at most PLOT_POINTS points however many training steps it has, each
+    merged point at its steps' weighted mean, and dots only on sparse lines: the dashboard's
+    size (and time) grew with every run's steps."""
+    monkeypatch.setattr(review_stats, "PLOT_POINTS", 4)
+    monkeypatch.setattr(review_stats, "DOTS_UP_TO", 3)
+    version = reward_model.active_version
+    for step in range(8):  # two records at step 0 (rewards 0 and 1), one at each other step
+        record(version, f"d{step}", run="long", reward=step / 10, n=step)
+    record(version, "d0-again", run="long", reward=1.0, n=0)
+    for step in range(3):
+        record(version, f"s{step}", run="short", reward=0.5, n=step)
+    logged_in(client, safety_lead)
+    response = client.get("/review/")
+    series = {s["name"]: s for s in response.context["runs_plot"]["reward"]["series"]}
+    long, short = series["long"], series["short"]
+    assert len(long["points"].split()) == 4 and long["dots"] == []
+    assert len(short["points"].split()) == 3 and len(short["dots"]) == 3
+    assert response.content.count(b"<circle") == 3 * 2  # the short run's, in both plots
+    thinned = review_stats._thin([(0, 0.5, 2), (1, 0.1, 1), (2, 0.2, 1), (3, 0.3, 1), (4, 0.4, 1)])
+    assert thinned == [(0.5, pytest.approx(1.1 / 3)), (2.5, 0.25), (4.0, 0.4)]
