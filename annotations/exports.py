@@ -98,13 +98,14 @@ def _labelled_ids(after: int) -> list[int]:
     small share of a hub, and a join of the labels with their steps is one PostgreSQL answers
     by hashing the whole step table (the hub's size, 2 to 5 s at 200k trajectories)."""
     trajectory = Step.objects.filter(pk=OuterRef("step_id")).order_by().values("trajectory_id")
-    return list(
+    ids = (
         StepLabel.objects.annotate(trajectory=Subquery(trajectory))
-        .filter(trajectory__gt=after)
         .order_by("trajectory")
         .values_list("trajectory", flat=True)
         .distinct()
     )
+    # ``after`` compared here: in the query it would look every label's step up a second time.
+    return [pk for pk in ids if pk is not None and pk > after]
 
 
 def _with_counted_labels(window: list[int], labels: QuerySet[StepLabel] | None) -> list[int]:
