@@ -486,7 +486,8 @@ def test_exports_and_disagreements_read_the_steps_they_show(
     """Labelled trajectories are listed from the labels (each label's step by its key), and
     labels are counted through their steps' trajectories: no query joins the labels with every
     step. A trajectory whose only labels are in a review not yet submitted is listed but not
-    exported, and a background export counts it neither in its total nor in its progress."""
+    exported, and a background export counts it neither in its total nor in its progress; one
+    whose only label is a comment (no tally after a rebuild) is exported."""
     from review.export_jobs import run_export, start_export
     from review.models import AssignmentStatus, ExportJob, ExportStatus
 
@@ -505,13 +506,18 @@ def test_exports_and_disagreements_read_the_steps_they_show(
             for step in t.steps.all():
                 value = 1 if (i + r + step.index) % 3 else -1
                 review_services.step_label_set(step=step, reviewer=user, value=value)
+    remarked = make_trajectory(2, rollout="remarked")  # a comment, no value: no tally rebuilt
+    review_services.step_label_set(
+        step=remarked.steps.get(index=1), reviewer=ann, value=None, comment="why this?"
+    )
+    review_services.label_tallies_rebuild()
     monkeypatch.setattr(exports, "CHUNK", 1)  # a window holding only the pending trajectory
     logged_in(client, safety_lead)
     for url in ("/review/export/prm.jsonl", "/review/export/annotators.jsonl"):
         with CaptureQueriesContext(connection) as ctx:
             body = b"".join(client.get(url).streaming_content)
         ids = {json.loads(line)["trajectory_id"] for line in body.splitlines()}
-        assert ids == {t.pk for t in counted}, url
+        assert ids == {t.pk for t in [*counted, remarked]}, url
         assert _steps_read_whole(ctx.captured_queries) == [], url
     with CaptureQueriesContext(connection) as ctx:
         rows = client.get("/review/disagreements/").context["rows"]
@@ -521,7 +527,7 @@ def test_exports_and_disagreements_read_the_steps_they_show(
     job = start_export(kind="prm", filters={}, user=safety_lead)
     assert run_export(job.pk) == "done"
     job = ExportJob.objects.get(pk=job.pk)
-    assert (job.status, job.total, job.done, job.rows) == (ExportStatus.DONE, 3, 3, 3)
+    assert (job.status, job.total, job.done, job.rows) == (ExportStatus.DONE, 4, 4, 4)
 
 
 def test_the_flag_queue_reads_no_policy_spec(client: Client, safety_lead) -> None:  # type: ignore[no-untyped-def]
