@@ -224,8 +224,8 @@ def _labelled_chunks(
     candidates = _labelled_ids(after)
     for start in range(0, len(candidates), CHUNK):
         window = candidates[start : start + CHUNK]
-        counted = _with_counted_labels(window, labels)
-        ids = list(qs.filter(pk__in=counted).order_by("id").values_list("id", flat=True))
+        matching = list(qs.filter(pk__in=window).order_by("id").values_list("id", flat=True))
+        ids = _with_counted_labels(matching, labels) if matching else []
         yield window[-1], _chunk(ids, annotators=annotators, labels=labels) if ids else []
 
 
