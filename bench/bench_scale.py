@@ -7,8 +7,10 @@ queries per request, the memory a request takes, and the plans of the slowest qu
     .venv/bin/python bench/bench_scale.py --sizes S        # quick
     .venv/bin/python bench/bench_scale.py --keep           # keep the databases afterwards
     .venv/bin/python bench/bench_scale.py --reuse --keep   # measure again without reloading
+    .venv/bin/python bench/bench_scale.py --reuse --keep --mix 600   # + 10 min of a page mix
 
-Each size has its own database (``rewardhub_scale_s``, ``rewardhub_scale_l``), created,
+Each size has its own database (``rewardhub_scale_s``, ``rewardhub_scale_l``; ``--db-prefix``
+names another pair, so several people can measure on one server), created,
 migrated and seeded here and dropped at the end (unless ``--keep``); with ``--reuse`` a kept
 database is migrated (so new migrations and their data migrations run on it, timed) and
 measured again. Each size runs in its own process, which writes ``var/bench_scale/SIZE.json``;
@@ -37,6 +39,7 @@ import hashlib
 import io
 import json
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -953,7 +956,110 @@ def measure(size: str, rounds: int, export_deadline: float, log: Any) -> dict[st
                 "sql": sql,
                 "plan": [r[0] for r in c.fetchall()],
             }
-    return {"pages": results, "plans": plans}
+    mix_pages = pages(ids)
+    cookies = {name: c.cookies["sessionid"].value for name, c in clients.items() if name != "key"}
+    cookies["key"] = f"Bearer {key}"
+    return {"pages": results, "plans": plans, "_mix": (mix_pages, cookies)}
+
+
+def page_mix(
+    db_name: str, pages_: list[Page], cookies: dict[str, str], seconds: float, clients: int,
+    log: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """Serve the hub with gunicorn as deployed (2 workers) and let ``clients`` threads request
+    every page, filter, list and labelled export (not the whole-hub one) in turn, each from
+    its own shuffled order, for ``seconds``: each worker's resident memory sampled every 2 s
+    (after the first minute it must stay flat), the statuses, and each group's median."""
+    import random
+    import urllib.error
+    import urllib.request
+
+    from django.conf import settings
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from service_harness import gunicorn, rss_mb, service_env, slope_per_minute
+
+    env = service_env(db_name, DJANGO_SECRET_KEY=settings.SECRET_KEY, DATABASE_POOL="false")
+    env.pop("RH_SCORE_RECORD_IN_BACKGROUND", None)
+    mixed = [p for p in pages_ if p.method == "GET" and not p.once]
+    samples: dict[int, list[tuple[float, float]]] = {}
+    statuses: dict[str, int] = {}
+    times: dict[str, list[float]] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def client(n: int, base: str) -> None:
+        order = mixed[:]
+        random.Random(n).shuffle(order)
+        while not stop.is_set():
+            for page in order:
+                if stop.is_set():
+                    return
+                header = (
+                    {"Authorization": cookies["key"]}
+                    if page.user == "key"
+                    else {"Cookie": f"sessionid={cookies[page.user]}"}
+                )
+                request = urllib.request.Request(base + page.url, headers=header)  # noqa: S310
+                t0 = time.perf_counter()
+                try:
+                    with urllib.request.urlopen(request, timeout=300) as response:  # noqa: S310
+                        while response.read(1 << 20):
+                            pass
+                        status = response.status
+                except urllib.error.HTTPError as exc:
+                    status = exc.code
+                except OSError:
+                    status = 0
+                took = time.perf_counter() - t0
+                with lock:
+                    statuses[str(status)] = statuses.get(str(status), 0) + 1
+                    times.setdefault(page.group, []).append(took)
+
+    with gunicorn(env, workers=2) as server:
+        pids = server.worker_pids()
+        threads = [
+            threading.Thread(target=client, args=(n, server.base), daemon=True)
+            for n in range(clients)
+        ]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        while (elapsed := time.monotonic() - started) < seconds:
+            for pid in server.worker_pids():
+                if (mb := rss_mb(pid)) is not None:
+                    samples.setdefault(pid, []).append((elapsed, mb))
+            time.sleep(2)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=330)
+        replaced = sorted(set(server.worker_pids()) - set(pids))
+    workers = {}
+    for pid, points in samples.items():
+        late = [(t, mb) for t, mb in points if t >= min(60.0, seconds / 2)]
+        workers[str(pid)] = {
+            "first_mb": points[0][1],
+            "after_warmup_mb": late[0][1] if late else points[-1][1],
+            "end_mb": points[-1][1],
+            "peak_mb": max(mb for _, mb in points),
+            "slope_mb_min": slope_per_minute(late),
+        }
+    result = {
+        "seconds": seconds,
+        "clients": clients,
+        "requests": sum(statuses.values()),
+        "statuses": statuses,
+        "workers": workers,
+        "replaced_workers": len(replaced),
+        "median_ms": {g: statistics.median(v) * 1000 for g, v in times.items()},
+        "p95_ms": {g: sorted(v)[int(len(v) * 0.95)] * 1000 for g, v in times.items()},
+    }
+    for pid, w in workers.items():
+        log(f"  mix: worker {pid}: {w['first_mb']:.0f} MB at start, {w['after_warmup_mb']:.0f} "
+            f"after the warm-up, {w['end_mb']:.0f} at the end, peak {w['peak_mb']:.0f}, "
+            f"{w['slope_mb_min']:+.1f} MB/min after the warm-up")  # fmt: skip
+    log(f"  mix: {result['requests']} requests in {seconds:.0f} s, statuses {statuses}")
+    return result
 
 
 # --- The per-size process and the report ----------------------------------------------------------
@@ -961,7 +1067,9 @@ def measure(size: str, rounds: int, export_deadline: float, log: Any) -> dict[st
 
 def one_size(args: argparse.Namespace) -> None:
     size = args.one
-    name = f"rewardhub_scale_{size.lower()}"
+    name = f"{args.db_prefix}_{size.lower()}"
+    if not name.replace("_", "").isalnum():
+        raise SystemExit(f"--db-prefix: {args.db_prefix!r} is not a plain database name")
     exists = pg_admin(f"SELECT 1 FROM pg_database WHERE datname = '{name}'") == "1"  # noqa: S608
     fresh = not (args.reuse and exists)
     if fresh:
@@ -976,6 +1084,8 @@ def one_size(args: argparse.Namespace) -> None:
             "DJANGO_ALLOWED_HOSTS": "testserver,127.0.0.1,localhost",
             "RH_SCORE_RECORD_IN_BACKGROUND": "false",
             "LOG_LEVEL": "ERROR",
+            # DEBUG off refuses the repository's key; the page mix's gunicorn gets this one.
+            "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
         }
     )
     for var in ("CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER"):
@@ -1005,7 +1115,12 @@ def one_size(args: argparse.Namespace) -> None:
     with __import__("django.db").db.connection.cursor() as c:
         c.execute("SELECT pg_database_size(current_database())")
         result["db_gb"] = c.fetchone()[0] / 2**30
-    result.update(measure(size, args.rounds, args.export_deadline, log))
+    measured = measure(size, args.rounds, args.export_deadline, log)
+    mix_pages, cookies = measured.pop("_mix")
+    result.update(measured)
+    if args.mix:
+        log(f"page mix: {args.mix_clients} clients for {args.mix:.0f} s against 2 workers")
+        result["mix"] = page_mix(name, mix_pages, cookies, args.mix, args.mix_clients, log)
     result["load_avg"] = os.getloadavg()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{size}.json").write_text(json.dumps(result, indent=1))
@@ -1059,7 +1174,19 @@ def report(sizes: list[str]) -> None:
             elif name.startswith("export"):
                 rate = r["n"] / p["median"]
                 print(f"  {s} {name}: {p['lines']} rows, {p['bytes'] / 2**20:.1f} MB in "
-                      f"{p['median']:.2f} s; {rate:.0f} trajectories of the hub/s")  # fmt: skip
+                      f"{p['median']:.2f} s; {p['lines'] / p['median']:.0f} rows/s, "
+                      f"{rate:.0f} trajectories of the hub/s")  # fmt: skip
+    for s, r in found.items():
+        if mix := r.get("mix"):
+            print(f"  {s} page mix: {mix['clients']} clients, {mix['seconds']:.0f} s, "
+                  f"{mix['requests']} requests, statuses {mix['statuses']}, "
+                  f"{mix['replaced_workers']} workers replaced")  # fmt: skip
+            for pid, w in mix["workers"].items():
+                print(f"    worker {pid}: start {w['first_mb']:.0f} MB, after warm-up "
+                      f"{w['after_warmup_mb']:.0f}, end {w['end_mb']:.0f}, peak "
+                      f"{w['peak_mb']:.0f}, {w['slope_mb_min']:+.1f} MB/min")  # fmt: skip
+            medians = ", ".join(f"{g} {ms:.0f}" for g, ms in sorted(mix["median_ms"].items()))
+            print(f"    median ms under the mix: {medians}")
     last = found.get("L") or base
     assert last is not None
     print(f"\nslowest queries at {last['size']} with their plans (EXPLAIN ANALYZE, BUFFERS):")
@@ -1080,6 +1207,15 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="print the last results only")
     parser.add_argument("--export-deadline", type=float, default=300.0,
                         help="seconds the whole-hub export may stream")  # fmt: skip
+    parser.add_argument("--db-prefix", default="rewardhub_scale",
+                        help="databases PREFIX_s and PREFIX_l")  # fmt: skip
+    parser.add_argument(
+        "--mix",
+        type=float,
+        default=0.0,
+        help="seconds of a page mix against gunicorn, watching workers' memory",
+    )
+    parser.add_argument("--mix-clients", type=int, default=4)
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -1089,7 +1225,9 @@ def main() -> None:
     if not args.report:
         for size in sizes:
             cmd = [sys.executable, __file__, "--one", size, "--rounds", str(args.rounds),
-                   "--export-deadline", str(args.export_deadline)]  # fmt: skip
+                   "--export-deadline", str(args.export_deadline),
+                   "--db-prefix", args.db_prefix, "--mix", str(args.mix),
+                   "--mix-clients", str(args.mix_clients)]  # fmt: skip
             cmd += ["--keep"] if args.keep else []
             cmd += ["--reuse"] if args.reuse else []
             subprocess.run(cmd, cwd=ROOT, check=True)

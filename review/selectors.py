@@ -164,7 +164,15 @@ def review_trajectories(*, filters: Mapping[str, str]) -> QuerySet[Trajectory]:
                 in_range = in_range.filter(reward__lte=high)
             qs = qs.filter(Exists(in_range))
         if run:
-            qs = qs.filter(Exists(scores.filter(run=run)))
+            # Within the run's first and last trajectory (two probes of its index): walking
+            # the list newest first, PostgreSQL otherwise starts at the hub's newest trajectory
+            # and reads every later one before reaching an older run's.
+            of_run = TrajectoryScore.objects.filter(run=run).order_by()
+            first = of_run.order_by("trajectory_id").values("trajectory_id")[:1]
+            last = of_run.order_by("-trajectory_id").values("trajectory_id")[:1]
+            qs = qs.filter(
+                Exists(scores.filter(run=run)), id__gte=Subquery(first), id__lte=Subquery(last)
+            )
     else:
         scored = ScoringRecord.objects.filter(trajectory_digest=OuterRef("digest"))
         if low is not None or high is not None:

@@ -294,9 +294,12 @@ def _disagreement_batch(
         .in_bulk(step_ids)
     )
     votes: dict[tuple[int, str], dict[str, int]] = defaultdict(dict)
+    # The steps' trajectories too: counting a label joins its step (for its review), and
+    # without a condition on the step table PostgreSQL hashes all of it (a scan of the hub).
+    trajectory_ids = {step.trajectory_id for step in steps.values()}
     labels = (
         counted_labels()
-        .filter(step_id__in=step_ids, value__isnull=False)
+        .filter(step_id__in=step_ids, step__trajectory_id__in=trajectory_ids, value__isnull=False)
         .values_list("step_id", "behaviour", "reviewer_id", "reviewer__username", "value")
     )
     for step_id, behaviour, reviewer_id, username, value in labels:
@@ -361,8 +364,30 @@ def _hbars(points: list[tuple[str, float]]) -> dict[str, Any]:
     return {"w": W, "h": PAD + row * max(len(points), 1), "bars": bars, "x0": label_w}
 
 
+# A line plot is 500 px wide: more points than this per line only make the page slower (a long
+# RL run has thousands of training steps), and dots are drawn only on lines this sparse.
+PLOT_POINTS = 250
+DOTS_UP_TO = 60
+
+
+def _thin(points: list[tuple[float, float, int]]) -> list[tuple[float, float]]:
+    """(x, y, weight) points as at most ``PLOT_POINTS`` (x, y): runs of consecutive points
+    merged, each at their mean x and their weighted mean y."""
+    if len(points) <= PLOT_POINTS:
+        return [(x, y) for x, y, _ in points]
+    size = -(-len(points) // PLOT_POINTS)
+    out = []
+    for start in range(0, len(points), size):
+        group = points[start : start + size]
+        weight = sum(w for _, _, w in group) or 1
+        out.append(
+            (sum(x for x, _, _ in group) / len(group), sum(y * w for _, y, w in group) / weight)
+        )
+    return out
+
+
 def _lines(series: dict[str, list[tuple[float, float]]], lo: float, hi: float) -> dict[str, Any]:
-    """Polylines over a shared x range; y clamped into [lo, hi]."""
+    """Polylines over a shared x range; y clamped into [lo, hi]; dots on sparse lines only."""
     xs = [x for pts in series.values() for x, _ in pts]
     x0, x1 = (min(xs), max(xs)) if xs else (0, 1)
     span = (x1 - x0) or 1
@@ -379,7 +404,7 @@ def _lines(series: dict[str, list[tuple[float, float]]], lo: float, hi: float) -
             {
                 "name": name,
                 "points": " ".join(f"{x},{y}" for x, y in coords),
-                "dots": coords,
+                "dots": coords if len(coords) <= DOTS_UP_TO else [],
                 "color": i % 6,
             }
         )
@@ -432,12 +457,14 @@ def training_runs(*, limit: int = 6) -> dict[str, Any]:
         .order_by("run", "step")
     )
     runs = sorted({r["run"] for r in rows})[-limit:]
-    reward: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    unsafe: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    weighted_reward: dict[str, list[tuple[float, float, int]]] = defaultdict(list)
+    weighted_unsafe: dict[str, list[tuple[float, float, int]]] = defaultdict(list)
     for r in rows:
         if r["run"] in runs:
-            reward[r["run"]].append((r["step"], r["reward"]))
-            unsafe[r["run"]].append((r["step"], r["unsafe"] / r["n"]))
+            weighted_reward[r["run"]].append((r["step"], r["reward"], r["n"]))
+            weighted_unsafe[r["run"]].append((r["step"], r["unsafe"] / r["n"], r["n"]))
+    reward = {run: _thin(points) for run, points in weighted_reward.items()}
+    unsafe = {run: _thin(points) for run, points in weighted_unsafe.items()}
     values = [y for pts in reward.values() for _, y in pts]
     lo, hi = (min(values, default=-1.0), max(values, default=1.0))
     if lo == hi:

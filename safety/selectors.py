@@ -54,7 +54,8 @@ def flag_search(qs: QuerySet[Flag], words: str) -> QuerySet[Flag]:
 def flag_queue(*, filters: Mapping[str, str]) -> QuerySet[Flag]:
     """Flags for the review queue; ``status`` defaults to open; unknown values match nothing.
 
-    The trajectory and step come without their JSON (what the queue shows is their names)."""
+    The trajectory, step and policy version come without their JSON (what the queue shows is
+    their names): a policy's spec is about 90 KB, read again for every row of a page."""
     qs = Flag.objects.select_related(
         "trajectory", "step", "policy_version__policy", "reviewer"
     ).defer(
@@ -66,6 +67,7 @@ def flag_queue(*, filters: Mapping[str, str]) -> QuerySet[Flag]:
         "step__tool_calls",
         "step__commands",
         "step__tool_results",
+        "policy_version__spec",
     )
     status = filters.get("status", FlagStatus.OPEN)
     if status and status != "all":
@@ -126,7 +128,7 @@ def flag_facets() -> dict[str, list[tuple[str, str]]]:
     def same(values: list[str]) -> list[tuple[str, str]]:
         return [(v, v) for v in values]
 
-    versions = PolicyVersion.objects.select_related("policy").order_by("-id")[:50]
+    versions = PolicyVersion.objects.select_related("policy").defer("spec").order_by("-id")[:50]
     return {
         "severity": same(list(Severity.values)),
         "status": same([*FlagStatus.values, "all"]),
