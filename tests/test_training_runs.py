@@ -96,3 +96,18 @@ def test_a_bad_after_step_is_400_naming_it(key_client, bad: str) -> None:  # typ
     assert client.post(RUNS, {"name": "r"}, format="json").status_code == 201
     response = client.get(f"{RUNS}r/", {"after_step": bad})
     assert response.status_code == 400 and "after_step" in response.json()["errors"]
+
+
+def test_the_admin_page_of_a_long_run_shows_its_newest_steps_only(admin_client) -> None:  # type: ignore[no-untyped-def]
+    run = TrainingRun.objects.create(name="long-run", config={"lr": 1e-6})
+    TrainingMetric.objects.bulk_create(
+        TrainingMetric(run=run, step=i, values={"loss": i / 3, "note": "<b>x</b>"})
+        for i in range(3000)
+    )
+    response = admin_client.get(f"/admin/rewards/trainingrun/{run.pk}/change/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "3000 steps reported; the newest 20" in page
+    assert "<td>2999</td>" in page and "<td>2980</td>" in page and "<td>2979</td>" not in page
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page  # metric text is escaped
+    assert len(response.content) < 200_000
