@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 
 from core.admin_lists import LargeTableAdmin
 from rewards.evaluation import Case, line_messages, parse_jsonl
@@ -141,20 +143,35 @@ class ScoringRecordAdmin(LargeTableAdmin, ReadOnlyAdmin):
     changelist_defer = ("breakdown", "version__spec")
 
 
-class TrainingMetricInline(admin.TabularInline):
-    model = TrainingMetric
-    extra = 0
-    can_delete = False
-    fields = ["step", "values", "created_at"]
-    readonly_fields = fields
+# The change page shows the newest steps only: an inline of every step (a long run reports tens
+# of thousands) made a page of megabytes and a form over the admin's field-count limit.
+ADMIN_RUN_STEPS = 20
 
 
 @admin.register(TrainingRun)
 class TrainingRunAdmin(admin.ModelAdmin):
     list_display = ["name", "reward_model", "created_by", "created_at", "updated_at"]
     search_fields = ["name", "reward_model"]
-    readonly_fields = ["created_by", "created_at", "updated_at"]
-    inlines = [TrainingMetricInline]
+    readonly_fields = ["created_by", "created_at", "updated_at", "newest_steps"]
+
+    @admin.display(description="metrics")
+    def newest_steps(self, obj: TrainingRun) -> str:
+        if obj.pk is None:
+            return "-"
+        rows = TrainingMetric.objects.filter(run=obj).order_by("-step")
+        newest = list(rows.values_list("step", "values")[:ADMIN_RUN_STEPS])
+        if not newest:
+            return "no steps reported"
+        shown = format_html_join(
+            "", "<tr><td>{}</td><td>{}</td></tr>", ((s, json.dumps(v)) for s, v in newest)
+        )
+        return format_html(
+            "<p>{} steps reported; the newest {} (the whole series: the API's run detail)</p>"
+            "<table><tr><th>step</th><th>metrics</th></tr>{}</table>",
+            rows.count(),
+            len(newest),
+            shown,
+        )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # trainers create runs through the API, which bounds config and metrics

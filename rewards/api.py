@@ -29,6 +29,7 @@ from core.api_errors import PayloadTooLarge, errors_by_field
 from core.authentication import ApiKeyAuthentication, PathApiKeyAuthentication
 from core.canonical import TrajectoryError
 from core.models import ApiKey
+from core.params import parse_int
 from core.parsers import ReleasesParsedBody
 from core.permissions import (
     CanCompileRewards,
@@ -38,6 +39,7 @@ from core.permissions import (
     CanScore,
 )
 from rewards import scoping
+from rewards import selectors as reward_selectors
 from rewards.evaluation import CaseError, line_messages, parse_case
 from rewards.models import (
     EvaluationRun,
@@ -747,12 +749,32 @@ class TrainingRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(TrainingRunSerializer(run).data, status=code)
 
-    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        run = self.get_object()
-        body = TrainingRunSerializer(run).data
-        body["steps"] = [
-            {"step": m.step, "metrics": m.values} for m in run.metrics.order_by("step")
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "after_step", int, description="the metric series from past this step on"
+            )
         ]
+    )
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The run with its config and its metric series in pages of ``MAX_RUN_DETAIL_STEPS``
+        steps: a long run's whole series in one answer was a memory and bandwidth hazard."""
+        raw = request.query_params.get("after_step")
+        after = None if raw in (None, "") else parse_int(raw, hi=2**31 - 1)
+        if raw not in (None, "") and after is None:
+            raise ValidationError({"after_step": ["expected a step number (0 to 2147483647)"]})
+        run = self.get_object()
+        limit = int(settings.REWARDHUB_LIMITS["MAX_RUN_DETAIL_STEPS"])
+        steps, next_after = reward_selectors.training_run_steps(
+            run=run, after_step=after, limit=limit
+        )
+        body = TrainingRunSerializer(run).data
+        body["steps"] = steps
+        body["steps_next"] = (
+            None
+            if next_after is None
+            else request.build_absolute_uri(f"{request.path}?after_step={next_after}")
+        )
         return Response(body)
 
     @extend_schema(request=TrainingMetricInputSerializer, responses={200: dict})

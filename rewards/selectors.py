@@ -10,7 +10,28 @@ from typing import Any
 from django.db.models import Count, Prefetch
 
 from core.actions import ActionReading
-from rewards.models import LearnedComponent, LearnedTrainingJob, RewardModel, TaskType
+from rewards.models import (
+    LearnedComponent,
+    LearnedTrainingJob,
+    RewardModel,
+    TaskType,
+    TrainingMetric,
+    TrainingRun,
+)
+
+
+def training_run_steps(
+    *, run: TrainingRun, after_step: int | None, limit: int
+) -> tuple[list[dict[str, Any]], int | None]:
+    """Up to ``limit`` reported steps of ``run`` past ``after_step``, in step order, and the
+    step to continue after when there are more (keyset on the run's unique (run, step))."""
+    rows = TrainingMetric.objects.filter(run=run).order_by("step")
+    if after_step is not None:
+        rows = rows.filter(step__gt=after_step)
+    page = list(rows.values_list("step", "values")[: limit + 1])
+    more = len(page) > limit
+    steps = [{"step": step, "metrics": values} for step, values in page[:limit]]
+    return steps, (steps[-1]["step"] if more and steps else None)
 
 
 def _number(value: Any) -> float | None:

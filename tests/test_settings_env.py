@@ -201,3 +201,141 @@ def test_env_example_lists_only_variables_that_are_read() -> None:
     listed = re.findall(r"^(?:# )?([A-Z][A-Z0-9_]*)=", ENV_EXAMPLE.read_text(), re.M)
     unread = sorted(set(listed) - set(project_variables()))
     assert not unread, f"in .env.example but read by nothing: {unread}"
+
+
+# --- The README's "Settings" table and .env.example agree with the code -------------------------
+# Issue #22 found limits that only the code knew. Each variable read by a settings module is on
+# that module's row of the README table (or, for ``RH_CACHE_*``, on its row of the "Caches"
+# table) and in the .env.example group naming the module; where its default is a plain number
+# or a boolean, both show that value.
+
+_UNITS = {"MB": 1_000_000, "KiB": 1024}
+
+
+def settings_defaults() -> dict[str, tuple[str, object]]:
+    """NAME -> (settings module file name, its default when a literal, else None).
+
+    production.py reads a few names again to require them: they belong to the module that
+    reads them first, so it is read last."""
+    found: dict[str, tuple[str, object]] = {}
+    paths = (ROOT / "rewardhub" / "settings").glob("*.py")
+    for path in sorted(paths, key=lambda p: (p.name == "production.py", p.name)):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)):
+                continue
+            func = node.func
+            owner = func if isinstance(func, ast.Name) else func.value
+            if not (isinstance(owner, ast.Name) and owner.id == "env"):
+                continue
+            if (name := _literal_first_arg(node)) is None:
+                continue
+            default: object = None
+            for keyword in node.keywords:
+                if keyword.arg == "default":
+                    try:
+                        default = ast.literal_eval(keyword.value)
+                    except ValueError:  # an expression (another setting): not checked here
+                        default = None
+            found.setdefault(name, (path.name, default))
+    return found
+
+
+def _readme_settings_rows() -> dict[str, str]:
+    return {
+        m.group(1): line
+        for line in README.read_text().splitlines()
+        if (m := re.match(r"\| `(\w+\.py)` \|", line))
+    }
+
+
+def _readme_cache_row(name: str) -> str | None:
+    rows = [line for line in README.read_text().splitlines() if f"| `{name}` |" in line]
+    return rows[0] if len(rows) == 1 else None
+
+
+def _env_example_groups() -> dict[str, str]:
+    """NAME -> the heading of the .env.example group it is listed under."""
+    groups: dict[str, str] = {}
+    heading = ""
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        if line.startswith("# ---"):
+            heading = line
+        elif m := re.match(r"^(?:# )?([A-Z][A-Z0-9_]*)=", line):
+            groups.setdefault(m.group(1), heading)
+    return groups
+
+
+def _env_example_values() -> dict[str, str]:
+    return dict(re.findall(r"^(?:# )?([A-Z][A-Z0-9_]*)=(.*)$", ENV_EXAMPLE.read_text(), re.M))
+
+
+def _shown_number(text: str) -> float | None:
+    """The number a README cell starts with: ``100,000``, ``2 s ...``, ``50 MB``, ``1,024``."""
+    m = re.match(r"([0-9][0-9,]*(?:\.[0-9]+)?)(?:\s*(MB|KiB)\b)?", text)
+    if m is None:
+        return None
+    return float(m.group(1).replace(",", "")) * _UNITS.get(m.group(2) or "", 1)
+
+
+def _same(default: object, shown: str) -> bool:
+    if isinstance(default, bool):
+        return shown.split(";")[0].strip().lower() == str(default).lower()
+    assert isinstance(default, int | float)
+    number = _shown_number(shown)
+    return number is not None and number == float(default)
+
+
+def test_every_setting_is_on_its_modules_row_of_the_readme_table() -> None:
+    rows = _readme_settings_rows()
+    assert len(rows) >= 10, "the README's Settings table was not found"
+    missing = {}
+    for name, (module, _) in settings_defaults().items():
+        row = rows.get(module, "")
+        wildcards = re.findall(r"`([A-Z_]+)\*`", row)
+        in_row = _mentioned(f"`{name}`", row) or any(name.startswith(w) for w in wildcards)
+        if not in_row or (
+            wildcards and name.startswith(tuple(wildcards)) and not _readme_cache_row(name)
+        ):
+            missing[name] = module
+    assert not missing, f"add each to its module's row of README's Settings table: {missing}"
+
+
+def test_every_setting_is_in_its_modules_group_of_env_example() -> None:
+    groups = _env_example_groups()
+    misplaced = {
+        name: (module, groups.get(name, "")[:70])
+        for name, (module, _) in settings_defaults().items()
+        if module.removesuffix(".py") not in groups.get(name, "")
+    }
+    assert not misplaced, f"list each under the .env.example group naming its module: {misplaced}"
+
+
+def test_numbers_and_switches_show_the_codes_default() -> None:
+    rows, values = _readme_settings_rows(), _env_example_values()
+    checked, wrong = 0, {}
+    for name, (module, default) in settings_defaults().items():
+        if not isinstance(default, int | float):  # bool is an int: switches are checked too
+            continue
+        checked += 1
+        if not _same(default, values.get(name, "")):
+            wrong[name] = (default, ".env.example", values.get(name))
+        cache_row = _readme_cache_row(name)
+        if cache_row is not None:
+            shown = cache_row.split("|")[2].strip()
+        elif m := re.search(rf"`{re.escape(name)}` \(([^)]*)\)", rows.get(module, "")):
+            shown = m.group(1)
+        else:
+            shown = ""
+        if not _same(default, shown):
+            wrong[name] = (default, "README", shown)
+    assert checked > 50, "the defaults were not found"
+    assert not wrong, f"shown defaults that are not the code's: {wrong}"
+
+
+def test_a_wrong_shown_default_is_caught() -> None:
+    """Guards the comparison itself: a README or .env.example value off by a digit fails."""
+    assert _same(400_000, "400,000 characters") and not _same(400_000, "40,000 characters")
+    assert _same(50_000_000, "50 MB") and not _same(50_000_000, "5 MB")
+    assert _same(65_536, "65536: 64 KiB") and _same(2.0, "2 s per command")
+    assert _same(True, "true; false also turns off HSTS") and not _same(False, "true")
+    assert not _same(5, "") and not _same(0.8, "none")

@@ -54,6 +54,9 @@ REWARDHUB_LIMITS = {
     # field over either.
     "MAX_RUN_CONFIG_BYTES": env.int("RH_MAX_RUN_CONFIG_BYTES", default=65_536),
     "MAX_RUN_METRICS": env.int("RH_MAX_RUN_METRICS", default=200),
+    # Steps of a training run's metric series per detail response (a long run has many
+    # thousands); ``steps_next`` links the next page.
+    "MAX_RUN_DETAIL_STEPS": env.int("RH_MAX_RUN_DETAIL_STEPS", default=1000),
     # Shell analysis per API request (analyze, score, batch, OpenRLHF): commands and their total
     # characters over all its trajectories; past either, a 413 before the rest is analyzed.
     # Worst cases measured at about 3.6 ms per command and 110 ms per 19,000-character command.
