@@ -384,6 +384,15 @@ MATRIX: dict[str, list[Probe]] = {
         get("/rewards/task-types/new/", EDITORS),
         post("/rewards/task-types/new/", EDITORS, 302, _task_type_data()),
     ],
+    "rewards/models/new/": [
+        get("/rewards/models/new/", EDITORS),
+        post(
+            "/rewards/models/new/",
+            EDITORS,
+            302,
+            {"slug": "matrix-new", "name": "New", "task_type": "swe-bugfix", "outcome_weight": 1},
+        ),
+    ],
     "rewards/task-types/<slug:slug>/": [
         get("/rewards/task-types/swe-bugfix/", REVIEWERS),
         post(

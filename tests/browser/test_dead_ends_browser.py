@@ -47,3 +47,46 @@ def test_expert_meets_no_dead_end(browser_page, live_server, expert) -> None:  #
     response = page.goto(f"{live_server.url}/review/agreement/?queue={queue.slug}")
     assert response is not None and response.status == 200
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_expert_creates_a_task_type_and_its_reward_model_from_the_browser(
+    browser_page, live_server, expert, reward_model
+) -> None:  # type: ignore[no-untyped-def]
+    """#23.6: a new task type shows its defaults (only slug and name to type), and a page
+    creates a reward model for it, which then compiles into v1 and activates."""
+    from rewards.models import RewardModel
+
+    page = browser_page
+    login(page, live_server, expert.username)
+    page.goto(f"{live_server.url}/rewards/task-types/")
+    page.click("#new-task-type")
+    for name in ("shell_tools", "command_keys", "workspace_roots", "test_path_patterns"):
+        assert page.locator(f"#task-type-form [name={name}]").input_value().strip(), name
+    page.fill("#task-type-form [name=slug]", "swe-docs")
+    page.fill("#task-type-form [name=name]", "SWE docs")
+    page.click("#task-type-form button[type=submit]")
+    page.wait_for_url("**/rewards/task-types/swe-docs/")
+    expect(page.locator("main")).to_contain_text("No reward model reads this task type yet.")
+
+    page.click("#new-reward-model")
+    expect(page.locator("#reward-model-form select[name=task_type]")).to_have_value("swe-docs")
+    page.fill("#reward-model-form [name=slug]", "swe-docs-v")
+    page.fill("#reward-model-form [name=name]", "SWE docs reward")
+    # A taken slug is a 400 that names the field and keeps what was typed.
+    page.fill("#reward-model-form [name=slug]", reward_model.slug)
+    page.click("#reward-model-form button[type=submit]")
+    expect(page.locator('#reward-model-form .errorlist[data-field="slug"]')).to_be_visible()
+    expect(page.locator("#reward-model-form [name=name]")).to_have_value("SWE docs reward")
+    page.fill("#reward-model-form [name=slug]", "swe-docs-v")
+    page.click("#reward-model-form button[type=submit]")
+    page.wait_for_url("**/rewards/models/swe-docs-v/")
+    expect(page.locator(".messages, .rv-messages").first).to_contain_text("created")
+
+    page.fill("#compile-form input[name=note]", "first version")
+    page.check("#compile-form input[name=activate]")
+    page.click("#compile")
+    expect(page.locator("main")).to_contain_text("v1")
+    created = RewardModel.objects.get(slug="swe-docs-v")
+    assert created.task_type.slug == "swe-docs" and created.active_version is not None
+    assert created.active_version.number == 1
+    assert page.errors == []  # type: ignore[attr-defined]
