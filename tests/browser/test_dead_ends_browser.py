@@ -90,3 +90,30 @@ def test_expert_creates_a_task_type_and_its_reward_model_from_the_browser(
     assert created.task_type.slug == "swe-docs" and created.active_version is not None
     assert created.active_version.number == 1
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_review_rewards_and_safety_link_to_each_other(browser_page, live_server, make_user) -> None:  # type: ignore[no-untyped-def]
+    """#23.6: the top bar names the areas the user may open; an expert sees no Safety link
+    (those pages are a lead's), a lead moves between all three."""
+    page = browser_page
+    expert = make_user("erin", "expert")
+    lead = make_user("lou", "safety_lead")
+    login(page, live_server, expert.username)
+    page.goto(f"{live_server.url}/review/")
+    areas = page.locator("header nav.areas a")
+    expect(areas).to_have_text(["Review", "Rewards"])
+    expect(page.locator("header nav.areas a[aria-current=page]")).to_have_text("Review")
+    areas.filter(has_text="Rewards").click()
+    page.wait_for_url("**/rewards/models/")
+    expect(page.locator("header nav.areas a[aria-current=page]")).to_have_text("Rewards")
+
+    page.context.clear_cookies()
+    login(page, live_server, lead.username)
+    page.goto(f"{live_server.url}/rewards/models/")
+    expect(areas).to_have_text(["Review", "Rewards", "Safety"])
+    areas.filter(has_text="Safety").click()
+    page.wait_for_url("**/safety/flags/**")
+    expect(page.locator("header nav.areas a[aria-current=page]")).to_have_text("Safety")
+    areas.filter(has_text="Review").click()
+    page.wait_for_url("**/review/")
+    assert page.errors == []  # type: ignore[attr-defined]
