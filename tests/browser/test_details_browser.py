@@ -131,3 +131,34 @@ def test_undo_puts_back_the_last_labels_in_order(browser_page, live_server, expe
         (0, 1, None),
     ]
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_sign_in_lists_demo_logins_in_the_embedded_mode_only(
+    browser_page, live_server, settings
+) -> None:  # type: ignore[no-untyped-def]
+    """#23.13: the embedded demo (SQLite) names its demo accounts on the sign-in page; a
+    deployment on PostgreSQL never does, even with the same accounts present."""
+    import io
+
+    from django.core.management import call_command
+
+    call_command("seed_demo", stdout=io.StringIO())
+    page = browser_page
+    settings.EMBEDDED = True
+    page.goto(f"{live_server.url}/accounts/login/")
+    demo = page.locator("#demo-logins")
+    expect(demo).to_contain_text("expert · expert")
+    expect(demo).to_contain_text("safety · safety_lead")
+    expect(demo).to_contain_text("admin · admin")
+    # The listed account signs in with the printed default password.
+    page.fill("input[name=username]", "expert")
+    page.fill("input[name=password]", "rewardhub-demo")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+
+    page.context.clear_cookies()
+    settings.EMBEDDED = False
+    page.goto(f"{live_server.url}/accounts/login/")
+    expect(page.locator("input[name=username]")).to_be_visible()
+    expect(page.locator("#demo-logins")).to_have_count(0)
+    assert "rewardhub-demo" not in page.content()
