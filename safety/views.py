@@ -308,6 +308,10 @@ def pending_scans_queue(request: HttpRequest) -> HttpResponse:
     return redirect("safety:flags")
 
 
+# Commands one "try" analyses; the page says when it left some out.
+BENCH_MAX_COMMANDS = 100
+
+
 def _analysed(analyzer: Any, commands: list[str]) -> list[dict[str, Any]]:
     """Each command's verdict, findings and marked spans, as the bench shows them."""
     results = []
@@ -330,7 +334,8 @@ def _analysed(analyzer: Any, commands: list[str]) -> list[dict[str, Any]]:
 def policy_try(request: HttpRequest, slug: str) -> HttpResponse:
     """Try a few commands against the unpublished draft (parsed, never executed)."""
     policy = get_object_or_404(Policy, slug=slug)
-    commands = [c for c in request.POST.get("commands", "").splitlines() if c.strip()][:100]
+    lines = [c for c in request.POST.get("commands", "").splitlines() if c.strip()]
+    commands = lines[:BENCH_MAX_COMMANDS]
     errors: dict[str, list[str]] = {}
     results: list[dict[str, Any]] = []
     if not commands:
@@ -341,6 +346,10 @@ def policy_try(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             errors = errors_by_field(exc, "policy")
     context = {"results": results, "errors": errors, "draft_errors": errors}
+    if len(lines) > len(commands):
+        context["truncated"] = (
+            f"Only the first {len(commands)} of {len(lines)} commands were analysed."
+        )
     return render(request, "safety/_draft_try.html", context, status=400 if errors else 200)
 
 
@@ -358,7 +367,12 @@ def bench(request: HttpRequest) -> HttpResponse:
         version = versions.filter(pk=parse_int(request.POST.get("version", "")) or 0).first()
         if version is None:
             version = services.default_policy_version()
-        commands = [line for line in text.splitlines() if line.strip()][:100]
+        lines = [line for line in text.splitlines() if line.strip()]
+        commands = lines[:BENCH_MAX_COMMANDS]
+        if len(lines) > len(commands):
+            context["truncated"] = (
+                f"Only the first {len(commands)} of {len(lines)} commands were analysed."
+            )
         if not commands:
             context["errors"]["commands"] = ["Enter at least one command."]
         else:
