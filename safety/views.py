@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from functools import partial
+from functools import cache, partial
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,6 +24,7 @@ from core.jsonlimits import loads_bounded
 from core.params import parse_int
 from core.roles import SAFETY_LEAD
 from safety import selectors, services
+from safety.analyzer import policy as analyzer_policy
 from safety.models import Flag, FlagStatus, Policy, PolicyRule, PolicyVersion, ScanJob, Waiver
 from safety.tasks import enqueue_pending_scans, queue_scan_job
 
@@ -47,6 +49,24 @@ def _field_messages(exc: ValidationError) -> str:
         f"{field}: {message}"
         for field, messages in errors_by_field(exc, "non_field_errors").items()
         for message in messages
+    )
+
+
+@cache
+def _rule_language() -> tuple[str, str]:
+    """The rule language as the analyzer documents it: its README's section and the full
+    reference (the policy module's docstring), read once per process."""
+    readme = (Path(analyzer_policy.__file__).resolve().parent / "README.md").read_text("utf-8")
+    section = readme.split("## Rule language", 1)[1].split("\n## ", 1)[0].strip()
+    return section, (analyzer_policy.__doc__ or "").strip()
+
+
+@lead_only
+def rule_language(request: HttpRequest) -> HttpResponse:
+    """The rule language, linked from the rule editor (the docs live beside the analyzer)."""
+    summary, reference = _rule_language()
+    return render(
+        request, "safety/rule_language.html", {"summary": summary, "reference": reference}
     )
 
 

@@ -296,6 +296,7 @@ MATRIX: dict[str, list[Probe]] = {
         post("/safety/flags/{flag}/", LEADS, 302, {"status": "dismissed"}),
     ],
     "safety/policies/": [get("/safety/policies/", LEADS)],
+    "safety/rule-language/": [get("/safety/rule-language/", LEADS)],
     "safety/policies/<slug:slug>/": [get("/safety/policies/default/", LEADS)],
     "safety/policies/<slug:slug>/try/": [
         post("/safety/policies/default/try/", LEADS, 200, {"commands": "ls"})
