@@ -1,7 +1,8 @@
 """The main pages as each role sees them, at 1440 and 375 px (#23.13), in real Chromium on
 PostgreSQL with the demo data: every page answers 200 without a script error, no page scrolls
-sideways at 375 px, and badge, severity, status and pressed-button text meets WCAG AA contrast
-(4.5:1). The screenshots land in var/screens/ (ignored by git) for a person to look at."""
+sideways, no behaviour name is cut off, and badge, severity, status and pressed-button text
+meets WCAG AA contrast (4.5:1). The screenshots land in var/screens/ (ignored by git) for a
+person to look at."""
 
 from __future__ import annotations
 
@@ -61,6 +62,11 @@ CONTRAST = """(selector) => {
   });
   return out;
 }"""
+
+# Behaviour names, and names in badges, that the page cuts off (their box narrower than the text).
+CUT = """() => Array.from(document.querySelectorAll(".rv-label-name, .badge.behaviour"))
+  .filter((el) => el.offsetParent && el.scrollWidth > el.clientWidth + 1)
+  .map((el) => el.textContent.trim())"""
 
 OVERFLOW = """() => {
   const width = document.documentElement.clientWidth;
@@ -142,6 +148,9 @@ def test_main_pages_at_desktop_and_phone_width(browser_page, live_server, make_u
         for name, path in visits:
             response = page.goto(live_server.url + path)
             assert response is not None and response.status == 200, (role, path)
+            if name == "viewer":
+                page.locator("details.rv-behaviours summary").first.click()
+                problems += [f"{role} {path}: cut off {n}" for n in page.evaluate(CUT)]
             page.screenshot(path=str(out / f"{role}-{name}.png"), full_page=True)
             page.screenshot(path=str(out / f"{role}-{name}-screenful.png"))
             if page.locator("main table:visible").count():
