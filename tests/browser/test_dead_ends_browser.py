@@ -117,3 +117,56 @@ def test_review_rewards_and_safety_link_to_each_other(browser_page, live_server,
     areas.filter(has_text="Review").click()
     page.wait_for_url("**/review/")
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_queue_creator_settles_its_disagreements(browser_page, live_server, make_user) -> None:  # type: ignore[no-untyped-def]
+    """#23.6: the expert who created a queue sees its disagreements and sets final labels, once
+    no review of theirs in it is open; another expert may not, nor for someone else's queue."""
+    from annotations.models import FinalLabel
+    from review import services as review_services
+    from review.models import Assignment
+    from tests.test_review_services import label_all, make_queue
+
+    page = browser_page
+    lead = make_user("pat", "expert")
+    ann, bob = make_user("ann", "expert"), make_user("bob", "expert")
+    trajectory = make_trajectory(1, rollout="project")
+    queue = make_queue(slug="project", name="pat's project", overlap=2, blind=True, user=lead)
+    for reviewer, value in ((ann, 1), (bob, -1)):
+        assignment = review_services.assignment_next(queue=queue, reviewer=reviewer)
+        assert assignment is not None
+        label_all(trajectory, reviewer, value)
+        review_services.assignment_submit(assignment=assignment, reviewer=reviewer)
+
+    login(page, live_server, lead.username)
+    page.goto(f"{live_server.url}/review/agreement/?queue=project")
+    page.click("text=Resolve disagreements")
+    row = page.locator("#disagreements tbody tr").first
+    expect(row).to_contain_text("ann +1")
+    expect(row).to_contain_text("bob -1")
+    row.locator("button.rv-val.v-1").click()
+    expect(page.locator(".rv-messages")).to_contain_text("Final label set")
+    final = FinalLabel.objects.get(step__trajectory=trajectory)
+    assert final.value == -1 and final.resolved_by_id == lead.pk
+    # All labels, or another queue: a lead's, so a page that says why.
+    response = page.goto(f"{live_server.url}/review/disagreements/")
+    assert response is not None and response.status == 403
+    expect(page.locator("main")).to_contain_text("a queue you created")
+
+    # Another expert: not their queue.
+    page.context.clear_cookies()
+    login(page, live_server, ann.username)
+    response = page.goto(f"{live_server.url}/review/disagreements/?queue=project")
+    assert response is not None and response.status == 403
+
+    # The lead reviewing in their own blind queue sees no votes until they submit.
+    other = make_trajectory(1, rollout="project-2")
+    mine = review_services.assignment_next(queue=queue, reviewer=lead)
+    assert mine is not None and mine.trajectory_id == other.pk
+    page.context.clear_cookies()
+    login(page, live_server, lead.username)
+    response = page.goto(f"{live_server.url}/review/disagreements/?queue=project")
+    assert response is not None and response.status == 403
+    expect(page.locator("main")).to_contain_text("hidden until you submit")
+    assert Assignment.objects.filter(queue=queue, reviewer=lead).count() == 1
+    assert page.errors == []  # type: ignore[attr-defined]
