@@ -32,8 +32,8 @@ run: $(STAMP)
 	@mkdir -p var
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
-	@echo "RewardHub at http://127.0.0.1:8000 (demo logins above; password from RH_DEMO_PASSWORD, default rewardhub-demo)"
-	DJANGO_DEBUG=$${DJANGO_DEBUG:-true} $(PY) manage.py runserver 127.0.0.1:8000
+	@echo "RewardHub at http://127.0.0.1:$${PORT:-8000} (demo logins above and on the sign-in page; password from RH_DEMO_PASSWORD, default rewardhub-demo)"
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-true} $(PY) manage.py runserver 127.0.0.1:$${PORT:-8000}
 
 services:
 	@scripts/ensure_services.sh

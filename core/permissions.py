@@ -32,8 +32,19 @@ class ScopedAccess(BasePermission):
             return False
         key = _api_key(request)
         if key is not None:
-            return bool(self.scope) and key.has_scope(self.scope)
-        return has_role(user, *self.roles)
+            if self.scope and key.has_scope(self.scope):
+                return True
+            # DRF answers the 403 with this message: the key's owner learns what to ask for.
+            self.message = (
+                f"This API key lacks the scope this endpoint needs: {self.scope!r}."
+                if self.scope
+                else "This endpoint takes a signed-in person, not an API key."
+            )
+            return False
+        if has_role(user, *self.roles):
+            return True
+        self.message = "This needs one of the roles: " + ", ".join(self.roles) + "."
+        return False
 
 
 class CanReadTrajectories(ScopedAccess):

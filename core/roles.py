@@ -27,3 +27,12 @@ def has_role(user: object, *roles: str) -> bool:
     """True when the user holds any of ``roles`` (admins hold them all)."""
     held = user_roles(user)
     return ADMIN in held or any(role in held for role in roles)
+
+
+# The demo accounts `manage.py seed_demo` creates (username, role, is admin); the sign-in page
+# lists them in the embedded mode.
+DEMO_USERS: tuple[tuple[str, str, bool], ...] = (
+    ("expert", EXPERT, False),
+    ("safety", SAFETY_LEAD, False),
+    ("admin", ADMIN, True),
+)

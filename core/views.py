@@ -15,11 +15,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.views import LoginView
 from django.db import connections
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
+
+from core.forms import LoginForm
+from core.roles import DEMO_USERS
 
 _executor = ThreadPoolExecutor(max_workers=3, thread_name_prefix="probe")
 _lock = threading.Lock()
@@ -105,3 +111,23 @@ def healthz(request: HttpRequest) -> JsonResponse:
     if _answer(_start("database", _database_answers), _deadline()) == "ok":
         return JsonResponse({"status": "ok"})
     return JsonResponse({"status": "unavailable"}, status=503)
+
+
+class SignInView(LoginView):
+    """Django's sign-in with the throttle's form; in the embedded mode (SQLite, `make run`) it
+    lists the demo accounts that exist, so a newcomer knows how to get in."""
+
+    authentication_form = LoginForm
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        demo: list[tuple[str, str]] = []
+        if getattr(settings, "EMBEDDED", False):
+            present = set(
+                get_user_model()
+                .objects.filter(username__in=[u for u, _, _ in DEMO_USERS])
+                .values_list("username", flat=True)
+            )
+            demo = [(u, role) for u, role, _ in DEMO_USERS if u in present]
+        context["demo_logins"] = demo
+        return context

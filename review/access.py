@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
 from core.roles import SAFETY_LEAD, has_role
-from review.models import Assignment, ReviewQueue
+from review.models import Assignment, AssignmentStatus, ReviewQueue
 
 
 def queues_for(user: Any) -> QuerySet[ReviewQueue]:
@@ -51,3 +52,29 @@ def access_assignment(user: Any, assignment_id: int) -> Assignment:
     if assignment is None:
         raise Http404("No such assignment.")
     return assignment
+
+
+def access_led_queue(user: Any, slug: str) -> ReviewQueue:
+    """A queue whose disagreements ``user`` may see and settle: any, for a safety lead; for an
+    expert, one they created (they lead that labelling project), once no review of theirs in
+    it is still open (blind review holds for them too). Anyone else: PermissionDenied."""
+    if has_role(user, SAFETY_LEAD):
+        queue = ReviewQueue.objects.filter(slug=slug).first()
+        if queue is None:
+            raise Http404("No such queue.")
+        return queue
+    queue = ReviewQueue.objects.filter(slug=slug, created_by=user).first() if slug else None
+    if queue is None:
+        raise PermissionDenied(
+            "Disagreements are a safety lead's, and those of a queue you created (name it: "
+            "?queue=its-slug)."
+        )
+    if (
+        Assignment.objects.filter(queue=queue, reviewer=user)
+        .exclude(status=AssignmentStatus.SUBMITTED)
+        .exists()
+    ):
+        raise PermissionDenied(
+            "You are still reviewing in this queue: its votes stay hidden until you submit."
+        )
+    return queue

@@ -28,6 +28,7 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("c", "comment", "comment on the current step (Esc leaves)"),
     Shortcut("u", "focus", "next step the classifier is unsure about (uncertainty queues)"),
     Shortcut("g", "jump", "jump to a step by number"),
+    Shortcut("z", "undo", "undo your last label on this page (again: the one before)"),
     Shortcut("Ctrl+Enter", "submit", "submit and open the next trajectory"),
     Shortcut("?", "help", "show / hide this help"),
 )

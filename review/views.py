@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import slug_re
 from django.http import (
     Http404,
@@ -323,14 +323,25 @@ def agreement(request: HttpRequest) -> HttpResponse:
     return render(request, "review/agreement.html", {**context, **_role_flags(request)})
 
 
-@lead_only
+@labeller_only
 def disagreements(request: HttpRequest) -> HttpResponse:
-    """Steps whose reviewers disagree; a lead sets the final label (POST)."""
+    """Steps whose reviewers disagree; a lead sets the final label (POST). An expert sees and
+    settles those of a queue they created (review.access.access_led_queue)."""
+    queue_slug, task_type = request.GET.get("queue", ""), request.GET.get("task_type", "")
+    is_lead = has_role(request.user, SAFETY_LEAD)
+    led = None
+    if not is_lead or queue_slug:
+        led = review_access.access_led_queue(request.user, queue_slug)
     if request.method == "POST":
         step_pk = parse_int(request.POST.get("step", ""))
         if step_pk is None:
             return HttpResponseBadRequest("step: expected a step id")
         step = get_object_or_404(Step, pk=step_pk)
+        if (
+            not is_lead
+            and not Assignment.objects.filter(queue=led, trajectory_id=step.trajectory_id).exists()
+        ):
+            raise PermissionDenied("That step is not in a queue you lead.")
         try:
             review_services.final_label_resolve(
                 step=step,
@@ -347,15 +358,15 @@ def disagreements(request: HttpRequest) -> HttpResponse:
             )
         messages.success(request, f"Final label set on {step}.")
         return redirect(f"{reverse('review:disagreements')}?{request.GET.urlencode()}")
-    queue_slug, task_type = request.GET.get("queue", ""), request.GET.get("task_type", "")
     rows = review_stats.disagreement_rows(queue_slug=queue_slug, task_type=task_type)
+    queues = ReviewQueue.objects.order_by("name")
     return render(
         request,
         "review/disagreements.html",
         {
             "rows": rows,
             "values": LABEL_BUTTONS,
-            "queues": ReviewQueue.objects.order_by("name"),
+            "queues": queues if is_lead else queues.filter(created_by=request.user),
             "queue_slug": queue_slug,
             "task_type": task_type,
             **_role_flags(request),

@@ -1,11 +1,10 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from core import views as probes
-from core.forms import AdminLoginForm, LoginForm
+from core.forms import AdminLoginForm
 from review import views as review_views
 from rewards import api as reward_api
 from safety.api import AnalyzeCommandsView
@@ -32,7 +31,7 @@ urlpatterns = [
     path("healthz", probes.healthz, name="healthz"),
     path("readyz", probes.readyz, name="readyz"),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm)),
+    path("accounts/login/", probes.SignInView.as_view()),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's init script as a file: no inline script (CSP).

@@ -59,6 +59,8 @@ from rewards.serializers import (
     ActivateInputSerializer,
     AttachSetInputSerializer,
     BatchScoreInputSerializer,
+    C2BatchResponseDoc,
+    C2ScoreResponseDoc,
     CompileInputSerializer,
     EvaluateInputSerializer,
     EvaluationCasesInputSerializer,
@@ -129,7 +131,7 @@ class ScoreView(ReleasesParsedBody, APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "score"
 
-    @extend_schema(request=ScoreInputSerializer, responses={200: dict})
+    @extend_schema(request=ScoreInputSerializer, responses={200: C2ScoreResponseDoc})
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = ScoreInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -164,7 +166,7 @@ class BatchScoreView(ReleasesParsedBody, APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "score"
 
-    @extend_schema(request=BatchScoreInputSerializer, responses={200: dict})
+    @extend_schema(request=BatchScoreInputSerializer, responses={200: C2BatchResponseDoc})
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = BatchScoreInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -12,6 +12,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
+from django.forms.models import model_to_dict
 
 from core.jsonlimits import loads_bounded
 from rewards.models import LearnedComponent, RewardModel, TaskType, TrustedBehaviour
@@ -104,6 +105,14 @@ class TaskTypeForm(forms.ModelForm):
         ]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            # A new task type's form shows the model's defaults (shell tools, command keys,
+            # workspace roots, test paths): Django fills initial values only from a saved row.
+            defaults = model_to_dict(self.instance, fields=self._meta.fields)
+            self.initial = {**defaults, **self.initial}
+
 
 def _add_errors(form: forms.Form, errors: dict[str, list[str]]) -> None:
     for field, messages in errors.items():
@@ -148,6 +157,26 @@ class BehaviourForm(forms.ModelForm):
 
         _add_errors(self, behaviour_errors(data))
         return data
+
+
+class NewRewardModelForm(forms.ModelForm):
+    """A reward model for a task type: a name and the outcome weight; its other inputs start at
+    the defaults and are set on its page before the first compile."""
+
+    task_type = forms.ModelChoiceField(
+        queryset=TaskType.objects.order_by("slug"),
+        to_field_name="slug",
+        help_text="Whose outcome, behaviours and safety policy the reward reads.",
+    )
+
+    class Meta:
+        model = RewardModel
+        fields = ["slug", "name", "task_type", "description", "outcome_weight"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+        help_texts = {
+            "slug": "How trainers name it in score requests (letters, digits, - and _).",
+            "outcome_weight": "Weight of the environment's outcome in the reward (default 1).",
+        }
 
 
 class RewardModelForm(forms.ModelForm):

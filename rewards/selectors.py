@@ -10,6 +10,8 @@ from typing import Any
 from django.db.models import Count, Prefetch
 
 from core.actions import ActionReading
+from rewards.evaluation.metrics import wilson
+from rewards.learned.metrics import MIN_HELD_OUT_PER_CLASS, MIN_HELD_OUT_STEPS, labels_needed
 from rewards.models import (
     LearnedComponent,
     LearnedTrainingJob,
@@ -60,6 +62,32 @@ class ComponentRow:
     status: str  # "newest" (what reward models without a chosen component compile) or "older"
     used_by: list[str] = field(default_factory=list)  # "slug vN (active)", "slug (chosen)"
     summary: dict[str, Any] = field(default_factory=dict)
+    auc_ci: tuple[float, float] | None = None
+    accuracy_ci: tuple[float, float] | None = None
+    held_out: int | None = None  # held-out steps with an overall label
+    held_out_positives: int | None = None
+    # More labelled steps a trustworthy reading needs (0: enough; None: counts unknown).
+    labels_needed: int | None = None
+    min_held_out: int = MIN_HELD_OUT_STEPS
+    min_per_class: int = MIN_HELD_OUT_PER_CLASS
+
+    @property
+    def too_few(self) -> bool:
+        return bool(self.labels_needed)
+
+    @property
+    def held_out_negatives(self) -> int | None:
+        if self.held_out is None or self.held_out_positives is None:
+            return None
+        return self.held_out - self.held_out_positives
+
+
+def _interval(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        lo, hi = _number(value[0]), _number(value[1])
+        if lo is not None and hi is not None:
+            return (lo, hi)
+    return None
 
 
 def _row(
@@ -80,10 +108,19 @@ def _row(
         if name != "overall" and isinstance(t, dict)
     ]
     train, val = _int(m.get("train_steps")), _int(m.get("val_steps"))
+    overall = targets.get("overall") if isinstance(targets.get("overall"), dict) else {}
+    held_out, held_pos = _int(overall.get("n")), _int(overall.get("positives"))
+    accuracy = _number(m.get("accuracy"))
+    accuracy_ci = _interval(overall.get("accuracy_ci"))
+    if accuracy_ci is None and accuracy is not None and held_out:
+        accuracy_ci = wilson(round(accuracy * held_out), held_out)
+    needed = None
+    if held_out is not None and held_pos is not None and train is not None and val:
+        needed = labels_needed(held_out, held_pos, val / (train + val))
     return ComponentRow(
         component=component,
         auc=_number(m.get("auc")),
-        accuracy=_number(m.get("accuracy")),
+        accuracy=accuracy,
         ece=_number(m.get("ece")),
         labelled_steps=(train or 0) + (val or 0) if train is not None or val is not None else None,
         trajectories=_int(m.get("trajectories")),
@@ -98,6 +135,11 @@ def _row(
             "best_epoch": _int(m.get("best_epoch")),
             "val_loss": _number(m.get("loss/val")),
         },
+        auc_ci=_interval(overall.get("auc_ci")),
+        accuracy_ci=accuracy_ci,
+        held_out=held_out,
+        held_out_positives=held_pos,
+        labels_needed=needed,
     )
 
 

@@ -205,6 +205,109 @@ class ParsedJSONField(serializers.Field):
         return value
 
 
+# --- C1 and C2 as the API docs show them (documentation only: the scorer validates input) ---
+
+
+class C1FunctionDoc(serializers.Serializer):
+    name = serializers.CharField(help_text="Tool name, e.g. bash (the task type's shell tools).")
+    arguments = serializers.JSONField(
+        help_text='A JSON string (OpenAI) or an object, e.g. {"command": "pytest -q"}.'
+    )
+
+
+class C1ToolCallDoc(serializers.Serializer):
+    id = serializers.CharField()
+    type = serializers.CharField(default="function")
+    function = C1FunctionDoc()
+
+
+class C1MessageDoc(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["system", "user", "assistant", "tool"])
+    content = serializers.CharField(allow_blank=True, required=False)
+    reasoning_content = serializers.CharField(
+        required=False, help_text="Interleaved thinking, kept."
+    )
+    tool_calls = C1ToolCallDoc(many=True, required=False)
+    tool_call_id = serializers.CharField(required=False, help_text="On tool messages.")
+
+
+class C1OutcomeDoc(serializers.Serializer):
+    resolved = serializers.BooleanField(required=False)
+    tests_passed = serializers.IntegerField(required=False)
+    tests_failed = serializers.IntegerField(required=False)
+    score = serializers.FloatField(required=False, help_text="In [0, 1].")
+
+
+class C1TrajectoryDoc(serializers.Serializer):
+    """C1, the canonical trajectory: OpenAI chat-completions messages (every importer converts
+    into it). A step is one assistant message, numbered from 0."""
+
+    id = serializers.CharField(required=False)
+    task_type = serializers.CharField(required=False)
+    messages = C1MessageDoc(many=True)
+    outcome = C1OutcomeDoc(required=False, help_text="The environment's verdict.")
+    patch = serializers.CharField(
+        required=False, help_text="C1 1.1: the final change of the workspace as git diff prints it."
+    )
+    metadata = serializers.DictField(
+        required=False, help_text="workspace: the checkout's root (a string or a list of roots)."
+    )
+
+
+@extend_schema_field(C1TrajectoryDoc)
+class C1TrajectoryField(ParsedJSONField):
+    """A C1 trajectory, parsed as is (see ParsedJSONField); the docs show its shape."""
+
+
+class C2FindingDoc(serializers.Serializer):
+    rule = serializers.CharField(help_text="e.g. fs.delete-outside-workspace")
+    category = serializers.CharField()
+    severity = serializers.CharField(help_text="info, low, medium, high or critical.")
+    action = serializers.CharField(help_text="allow, review or block.")
+    command = serializers.CharField()
+    span = serializers.ListField(
+        child=serializers.IntegerField(), help_text="[start, end) of the match in the command."
+    )
+    message = serializers.CharField()
+
+
+class C2StepDoc(serializers.Serializer):
+    step = serializers.IntegerField()
+    message_index = serializers.IntegerField()
+    reward = serializers.FloatField()
+    findings = C2FindingDoc(many=True)
+    behaviors = serializers.ListField(child=serializers.CharField())
+
+
+class C2RewardModelRefDoc(serializers.Serializer):
+    slug = serializers.CharField()
+    version = serializers.IntegerField()
+    digest = serializers.CharField()
+
+
+class C2ScoreResponseDoc(serializers.Serializer):
+    """C2's answer: reward == outcome contribution + process_reward."""
+
+    reward = serializers.FloatField()
+    outcome_reward = serializers.FloatField()
+    process_reward = serializers.FloatField()
+    gated = serializers.BooleanField()
+    steps = C2StepDoc(many=True)
+    findings = serializers.ListField(
+        child=serializers.DictField(), help_text="Every finding, each with its step."
+    )
+    breakdown = serializers.DictField(help_text="Each part of the reward, as the README explains.")
+    reward_model = C2RewardModelRefDoc()
+    scoring_id = serializers.CharField()
+    learned_status = serializers.CharField(
+        required=False, help_text="With learned components: included or pending."
+    )
+
+
+class C2BatchResponseDoc(serializers.Serializer):
+    results = C2ScoreResponseDoc(many=True, help_text="In the order of the trajectories.")
+
+
 # The scoring record's step column is a 32-bit integer.
 STEP_MIN, STEP_MAX = -(2**31), 2**31 - 1
 
@@ -236,8 +339,10 @@ def checked_rollout(value: dict[str, Any]) -> dict[str, Any]:
 
 
 class ScoreInputSerializer(serializers.Serializer):
-    reward_model = serializers.CharField(max_length=200)
-    trajectory = ParsedJSONField()
+    reward_model = serializers.CharField(
+        max_length=200, help_text="A slug (its active version) or slug@N (version N)."
+    )
+    trajectory = C1TrajectoryField()
     rollout = serializers.DictField(required=False)
 
     def validate_rollout(self, value: dict[str, Any]) -> dict[str, Any]:
@@ -269,7 +374,7 @@ def checked_rollouts(value: list[Any]) -> list[dict[str, Any]]:
 
 class BatchScoreInputSerializer(serializers.Serializer):
     reward_model = serializers.CharField(max_length=200)
-    trajectories = serializers.ListField(child=ParsedJSONField(), allow_empty=False)
+    trajectories = serializers.ListField(child=C1TrajectoryField(), allow_empty=False)
     # Added to C2: one rollout tag per trajectory (or null), stored with each record.
     rollouts = serializers.ListField(child=serializers.JSONField(allow_null=True), required=False)
 

@@ -15,6 +15,7 @@ urlpatterns = [
     path("task-types/<slug:slug>/behaviours/", web.behaviour_save, name="behaviour_create"),
     path("task-types/<slug:slug>/behaviours/<int:pk>/", web.behaviour_save, name="behaviour_save"),
     path("models/", web.reward_model_list, name="reward_models"),
+    path("models/new/", web.reward_model_create, name="reward_model_create"),
     path("models/<slug:slug>/", web.reward_model_detail, name="reward_model"),
     path("models/<slug:slug>/compile/", web.reward_model_compile, name="compile"),
     path("models/<slug:slug>/activate/", web.reward_model_activate, name="activate"),

@@ -34,6 +34,7 @@ from rewards.forms import (
     CompileForm,
     EvaluationImportForm,
     EvaluationSetForm,
+    NewRewardModelForm,
     RewardModelForm,
     ScoreForm,
     TaskTypeForm,
@@ -182,7 +183,28 @@ def reward_model_list(request: HttpRequest) -> HttpResponse:
     reward_models = RewardModel.objects.select_related("task_type", "active_version").annotate(
         version_count=Count("versions")
     )
-    return render(request, "rewards/reward_model_list.html", {"reward_models": reward_models})
+    return render(
+        request,
+        "rewards/reward_model_list.html",
+        {"reward_models": reward_models, "can_edit": _can_edit(request)},
+    )
+
+
+@editors
+@require_http_methods(["GET", "POST"])
+def reward_model_create(request: HttpRequest) -> HttpResponse:
+    """A new reward model for a task type (``?task_type=slug`` preselects it); compiled on its
+    own page once its inputs are set."""
+    initial = {"task_type": request.GET.get("task_type", "")[:100]}
+    form = NewRewardModelForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        reward_model = form.save()
+        messages.success(
+            request, f"Reward model {reward_model.slug} created: set its inputs, then compile."
+        )
+        return redirect("rewards:reward_model", slug=reward_model.slug)
+    status = 400 if form.errors else 200
+    return render(request, "rewards/reward_model_form.html", {"form": form}, status=status)
 
 
 def _versions(reward_model: RewardModel) -> list[RewardModelVersion]:

@@ -21,4 +21,5 @@ urlpatterns = [
     path("scans/<int:job_id>/resume/", views.scan_job_resume, name="scan_job_resume"),
     path("scans/pending/queue/", views.pending_scans_queue, name="pending_scans_queue"),
     path("bench/", views.bench, name="bench"),
+    path("rule-language/", views.rule_language, name="rule_language"),
 ]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from functools import partial
+from functools import cache, partial
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,6 +24,7 @@ from core.jsonlimits import loads_bounded
 from core.params import parse_int
 from core.roles import SAFETY_LEAD
 from safety import selectors, services
+from safety.analyzer import policy as analyzer_policy
 from safety.models import Flag, FlagStatus, Policy, PolicyRule, PolicyVersion, ScanJob, Waiver
 from safety.tasks import enqueue_pending_scans, queue_scan_job
 
@@ -47,6 +49,24 @@ def _field_messages(exc: ValidationError) -> str:
         f"{field}: {message}"
         for field, messages in errors_by_field(exc, "non_field_errors").items()
         for message in messages
+    )
+
+
+@cache
+def _rule_language() -> tuple[str, str]:
+    """The rule language as the analyzer documents it: its README's section and the full
+    reference (the policy module's docstring), read once per process."""
+    readme = (Path(analyzer_policy.__file__).resolve().parent / "README.md").read_text("utf-8")
+    section = readme.split("## Rule language", 1)[1].split("\n## ", 1)[0].strip()
+    return section, (analyzer_policy.__doc__ or "").strip()
+
+
+@lead_only
+def rule_language(request: HttpRequest) -> HttpResponse:
+    """The rule language, linked from the rule editor (the docs live beside the analyzer)."""
+    summary, reference = _rule_language()
+    return render(
+        request, "safety/rule_language.html", {"summary": summary, "reference": reference}
     )
 
 
@@ -308,6 +328,10 @@ def pending_scans_queue(request: HttpRequest) -> HttpResponse:
     return redirect("safety:flags")
 
 
+# Commands one "try" analyses; the page says when it left some out.
+BENCH_MAX_COMMANDS = 100
+
+
 def _analysed(analyzer: Any, commands: list[str]) -> list[dict[str, Any]]:
     """Each command's verdict, findings and marked spans, as the bench shows them."""
     results = []
@@ -330,7 +354,8 @@ def _analysed(analyzer: Any, commands: list[str]) -> list[dict[str, Any]]:
 def policy_try(request: HttpRequest, slug: str) -> HttpResponse:
     """Try a few commands against the unpublished draft (parsed, never executed)."""
     policy = get_object_or_404(Policy, slug=slug)
-    commands = [c for c in request.POST.get("commands", "").splitlines() if c.strip()][:100]
+    lines = [c for c in request.POST.get("commands", "").splitlines() if c.strip()]
+    commands = lines[:BENCH_MAX_COMMANDS]
     errors: dict[str, list[str]] = {}
     results: list[dict[str, Any]] = []
     if not commands:
@@ -341,6 +366,10 @@ def policy_try(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             errors = errors_by_field(exc, "policy")
     context = {"results": results, "errors": errors, "draft_errors": errors}
+    if len(lines) > len(commands):
+        context["truncated"] = (
+            f"Only the first {len(commands)} of {len(lines)} commands were analysed."
+        )
     return render(request, "safety/_draft_try.html", context, status=400 if errors else 200)
 
 
@@ -358,7 +387,12 @@ def bench(request: HttpRequest) -> HttpResponse:
         version = versions.filter(pk=parse_int(request.POST.get("version", "")) or 0).first()
         if version is None:
             version = services.default_policy_version()
-        commands = [line for line in text.splitlines() if line.strip()][:100]
+        lines = [line for line in text.splitlines() if line.strip()]
+        commands = lines[:BENCH_MAX_COMMANDS]
+        if len(lines) > len(commands):
+            context["truncated"] = (
+                f"Only the first {len(commands)} of {len(lines)} commands were analysed."
+            )
         if not commands:
             context["errors"]["commands"] = ["Enter at least one command."]
         else:

@@ -57,8 +57,12 @@ def test_revoked_key_gets_401() -> None:
 
 def test_scope_is_enforced(key_client) -> None:  # type: ignore[no-untyped-def]
     score_only = key_client("score")
-    assert score_only.get("/api/v1/trajectories/").status_code == 403
-    assert score_only.post("/api/v1/trajectories/", {}, format="json").status_code == 403
+    response = score_only.get("/api/v1/trajectories/")
+    assert response.status_code == 403
+    assert "scope this endpoint needs: 'read'" in str(response.json()["errors"])  # #23.13
+    response = score_only.post("/api/v1/trajectories/", {}, format="json")
+    assert response.status_code == 403
+    assert "'write'" in str(response.json()["errors"])
 
 
 def test_create_api_key_command_prints_only_the_key(capsys: pytest.CaptureFixture[str]) -> None:

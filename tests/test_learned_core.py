@@ -206,3 +206,44 @@ def test_rank_correlations_match_their_definitions() -> None:
     # Ties (tau-b): x = [1, 1, 2], y = [1, 2, 3] -> 2 concordant of sqrt(2 * 3) pairs.
     assert kendall_tau(np.array([1.0, 1, 2]), np.array([1.0, 2, 3])) == pytest.approx(2 / 6**0.5)
     assert spearman(np.ones(4), a[:4]) is None and kendall_tau(np.ones(4), a[:4]) is None
+
+
+def test_metrics_carry_95_percent_intervals_that_narrow_with_more_steps() -> None:
+    """#23.11: the accuracy's Wilson interval on 9 held-out steps says how little they show, and
+    narrows on 300. The AUC's bootstrap cannot widen a perfect separation (every resample is
+    separated too), which is why the pages also hold a minimum count (labels_needed)."""
+    from rewards.learned.metrics import classifier_metrics
+
+    rng = np.random.default_rng(0)
+
+    def widths(n: int) -> tuple[float, float]:
+        y = np.array([i % 3 != 0 for i in range(n)], dtype=np.float64)
+        p = np.clip(0.5 * y + 0.25 + rng.normal(0, 0.2, n), 0, 1)
+        m = classifier_metrics(y, p)
+        (alo, ahi), (clo, chi) = m["auc_ci"], m["accuracy_ci"]
+        assert alo <= m["auc"] <= ahi and clo <= m["accuracy"] <= chi
+        return ahi - alo, chi - clo
+
+    small, large = widths(9), widths(300)
+    assert small[1] > large[1]
+    assert small[1] > 0.3  # Wilson at n = 9 is wide even when every step is right
+    assert 0 < large[0] < 0.2
+
+
+def test_labels_needed_counts_the_shortfall_of_held_out_steps_by_class() -> None:
+    from rewards.learned.metrics import (
+        MIN_HELD_OUT_PER_CLASS,
+        MIN_HELD_OUT_STEPS,
+        labels_needed,
+    )
+
+    assert labels_needed(MIN_HELD_OUT_STEPS, MIN_HELD_OUT_PER_CLASS, 0.2) == 0
+    assert labels_needed(100, 50, 0.2) == 0
+    # 9 held out (6 trusted, 3 not), a fifth held out: the untrusted class is 7 short at a
+    # one-in-three share (21 held-out steps), which is 105 labelled steps in all.
+    assert labels_needed(9, 6, 0.2) == 105
+    # Plenty of each class but too few steps overall.
+    assert labels_needed(25, 12, 0.25) == 20
+    # No held-out step of one class: counted at a one-in-ten share, never a division by zero.
+    assert labels_needed(12, 12, 0.2) == 500
+    assert labels_needed(0, 0, 0.0) > 0

@@ -301,6 +301,7 @@ MATRIX: dict[str, list[Probe]] = {
         post("/safety/flags/{flag}/", LEADS, 302, {"status": "dismissed"}),
     ],
     "safety/policies/": [get("/safety/policies/", LEADS)],
+    "safety/rule-language/": [get("/safety/rule-language/", LEADS)],
     "safety/policies/<slug:slug>/": [get("/safety/policies/default/", LEADS)],
     "safety/policies/<slug:slug>/try/": [
         post("/safety/policies/default/try/", LEADS, 200, {"commands": "ls"})
@@ -388,6 +389,15 @@ MATRIX: dict[str, list[Probe]] = {
     "rewards/task-types/new/": [
         get("/rewards/task-types/new/", EDITORS),
         post("/rewards/task-types/new/", EDITORS, 302, _task_type_data()),
+    ],
+    "rewards/models/new/": [
+        get("/rewards/models/new/", EDITORS),
+        post(
+            "/rewards/models/new/",
+            EDITORS,
+            302,
+            {"slug": "matrix-new", "name": "New", "task_type": "swe-bugfix", "outcome_weight": 1},
+        ),
     ],
     "rewards/task-types/<slug:slug>/": [
         get("/rewards/task-types/swe-bugfix/", REVIEWERS),

@@ -560,3 +560,32 @@ def test_a_scored_body_is_freed_without_the_cyclic_collector(  # type: ignore[no
         gc.enable()
     assert response.status_code == 200, response.content
     assert [o for o in alive if o is not trajectory] == []  # only the test's own copy
+
+
+def test_api_docs_describe_c1_and_c2(key_client, reward_model) -> None:  # type: ignore[no-untyped-def]
+    """#23.13: the schema names the C1 trajectory's fields and C2's answer (they were free-form
+    objects), and a real answer carries every field the docs mark required."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    parts = schema["components"]["schemas"]
+    score = schema["paths"]["/api/v1/score/"]["post"]
+    body = score["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
+    field = parts[body]["properties"]["trajectory"]
+    c1 = parts[(field.get("$ref") or field["allOf"][0]["$ref"]).split("/")[-1]]
+    assert c1["required"] == ["messages"]
+    assert {"id", "task_type", "messages", "outcome", "patch", "metadata"} <= set(c1["properties"])
+    answer = score["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    c2 = parts[answer.split("/")[-1]]
+    assert {"reward", "outcome_reward", "process_reward", "gated", "steps"} <= set(c2["required"])
+
+    response = key_client("score").post(
+        "/api/v1/score/",
+        {"reward_model": reward_model.slug, "trajectory": hacked()},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert set(c2["required"]) <= set(data)
+    step_doc = parts[c2["properties"]["steps"]["items"]["$ref"].split("/")[-1]]
+    assert all(set(step_doc["required"]) <= set(step) for step in data["steps"])

@@ -118,3 +118,24 @@ def test_api_key_cache_seconds_comes_from_the_environment() -> None:
     assert _settings_in_fresh_process({}, "settings.RH_API_KEY_CACHE_SECONDS") == "5.0"
     env = {"RH_API_KEY_CACHE_SECONDS": "0"}
     assert _settings_in_fresh_process(env, "settings.RH_API_KEY_CACHE_SECONDS") == "0.0"
+
+
+def test_embedded_mode_lists_demo_logins_and_warns_of_no_broker() -> None:
+    """#23.13: SQLite is the embedded mode (the sign-in page lists the demo logins there only),
+    and its in-memory Celery transport names a host, so kombu does not warn on each task."""
+    assert _settings_in_fresh_process({}, "settings.EMBEDDED") == "True"
+    pg = {"DATABASE_URL": "postgres://u@db.internal:5432/rh"}
+    assert _settings_in_fresh_process(pg, "settings.EMBEDDED") == "False"
+    code = (
+        "import logging, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'rewardhub.settings');"
+        "import django; django.setup(); logging.basicConfig(level=logging.WARNING);"
+        "from rewardhub.celery import app;"
+        "conn = app.connection_for_write(); conn.info(); print(conn.transport_cls)"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_"))}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "memory"
+    assert "hostname" not in out.stderr.lower(), out.stderr

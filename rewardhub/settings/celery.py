@@ -10,7 +10,8 @@ from rewardhub.settings.environment import env
 _broker = env.str("CELERY_BROKER_URL", default="")
 # Embedded default: no broker configured -> run tasks in-process, eagerly; the in-memory
 # transport makes sure nothing is ever sent to a broker that happens to listen locally.
-CELERY_BROKER_URL = _broker or "memory://"
+# (With a host name, so kombu does not warn about a broker host on every connection.)
+CELERY_BROKER_URL = _broker or "memory://localhost/"
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not _broker)
 CELERY_TASK_EAGER_PROPAGATES = False

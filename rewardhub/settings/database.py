@@ -36,3 +36,6 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The embedded default (SQLite, what `make run` serves a newcomer): the sign-in page lists the
+# demo logins there, and nowhere else.
+EMBEDDED = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"

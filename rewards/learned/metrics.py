@@ -6,6 +6,14 @@ from typing import Any
 
 import numpy as np
 
+from rewards.evaluation.metrics import bootstrap_auc, wilson
+
+# Below these counts of held-out steps a ROC AUC or an accuracy says little (1.000 on 9 steps is
+# luck as often as skill): the pages show the number with its interval, flagged, and how many
+# more labels a trustworthy reading needs.
+MIN_HELD_OUT_STEPS = 30
+MIN_HELD_OUT_PER_CLASS = 10
+
 
 def _ranks(values: np.ndarray) -> np.ndarray:
     """1-based ranks with ties given their average rank."""
@@ -77,14 +85,38 @@ def expected_calibration_error(y_true: np.ndarray, p: np.ndarray, bins: int = 10
 
 
 def classifier_metrics(y_true: np.ndarray, p: np.ndarray) -> dict[str, Any]:
+    """Held-out metrics with 95% intervals (a seeded bootstrap for the AUC, Wilson for the
+    accuracy), so a page can say how sure each number is."""
     y = np.asarray(y_true)
+    yb = np.asarray(y, dtype=bool)
+    probs = np.asarray(p, dtype=np.float64)
+    acc = accuracy(y, p)
+    auc_ci = bootstrap_auc(probs[yb].tolist(), probs[~yb].tolist())
     return {
         "n": len(y),
-        "positives": int(np.asarray(y, dtype=bool).sum()),
+        "positives": int(yb.sum()),
         "auc": roc_auc(y, p),
-        "accuracy": accuracy(y, p),
+        "auc_ci": None if auc_ci is None else list(auc_ci),
+        "accuracy": acc,
+        "accuracy_ci": None if acc is None else list(wilson(round(acc * len(y)), len(y))),
         "ece": expected_calibration_error(y, p),
     }
+
+
+def labels_needed(n: int, positives: int, held_out_share: float) -> int:
+    """About how many more labelled steps (split as training splits them) bring the held-out
+    set to MIN_HELD_OUT_STEPS with MIN_HELD_OUT_PER_CLASS of each class, at today's class
+    shares; 0 when it is there. A class with no held-out step counts as a 1-in-10 share."""
+    negatives = n - positives
+    short = max(0, MIN_HELD_OUT_STEPS - n)
+    for count in (positives, negatives):
+        missing = max(0, MIN_HELD_OUT_PER_CLASS - count)
+        if missing:
+            share = count / n if n and count else 0.1
+            short = max(short, int(np.ceil(missing / share)))
+    if short == 0:
+        return 0
+    return int(np.ceil(short / max(held_out_share, 0.05)))
 
 
 def uncertainty(p: np.ndarray) -> np.ndarray:

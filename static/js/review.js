@@ -236,6 +236,7 @@
       case "focus": nextFocus(); return true;
       case "jump": if (jump) { jump.focus(); jump.select(); } return true;
       case "submit": submitAndNext(); return true;
+      case "undo": undo(); return true;
       case "help": if (help) { if (help.open) help.close(); else help.showModal(); } return true;
       default: return false;
     }
@@ -320,6 +321,83 @@
     focusStep(steps.indexOf(step), false);
     programmaticY = window.scrollY; // the reader chose this step here: it holds until they scroll
   });
+
+  // Undo: every label this page saved is remembered (step, row, value before, value after);
+  // `z` puts the last one back through the same autosave, so the server's stale-write check and
+  // the audit log see it like any other change, and the target moves to the step it changes.
+  const undoStack = [];
+  const undoButton = document.getElementById("rv-undo");
+  let undoing = null;
+  function undoState() {
+    if (!undoButton) return;
+    undoButton.disabled = undoStack.length === 0;
+    const last = undoStack[undoStack.length - 1];
+    undoButton.title = last ? "step " + last.index + " back to " + shown(last.before) : "nothing to undo yet";
+  }
+  function shown(value) {
+    return value === "" ? "no label" : value === "1" ? "+1" : value === "-1" ? "−1" : value;
+  }
+  function expectedOf(row) {
+    try {
+      return String(JSON.parse(row.getAttribute("hx-vals") || "{}").expected || "");
+    } catch (e) {
+      return "";
+    }
+  }
+  // What a label button changes is read before the request (its answer replaces the panel),
+  // and found again by the request itself.
+  const pending = new WeakMap();
+  document.body.addEventListener("htmx:beforeRequest", (event) => {
+    const el = event.detail.elt;
+    if (!el || !el.matches || !el.matches(".rv-val, .rv-clear")) return;
+    const row = el.closest(".rv-label-row");
+    const step = el.closest("section.rv-step");
+    const panel = el.closest(".rv-labels");
+    if (!row || !step || !panel) return;
+    pending.set(event.detail.xhr, {
+      pk: panel.dataset.stepPk,
+      index: step.dataset.step,
+      behaviour: row.dataset.behaviour,
+      before: expectedOf(row),
+      after: el.value,
+    });
+  });
+  document.body.addEventListener("htmx:afterRequest", (event) => {
+    const xhr = event.detail.xhr;
+    const change = xhr && pending.get(xhr);
+    if (!change) return;
+    pending.delete(xhr);
+    const refused = !event.detail.successful || (xhr && xhr.responseText.indexOf("rv-stale") >= 0);
+    const wasUndo = undoing;
+    undoing = null;
+    if (refused) { undoState(); return; }
+    if (wasUndo) {
+      const status = document.getElementById("status-" + wasUndo.pk);
+      if (status) status.textContent = "undone: back to " + shown(wasUndo.before);
+    } else if (change.before !== change.after) {
+      undoStack.push(change);
+    }
+    undoState();
+  });
+  function undo() {
+    if (undoing || !undoStack.length) return;
+    const last = undoStack[undoStack.length - 1];
+    const panel = document.getElementById("labels-" + last.pk);
+    const row = panel && Array.from(panel.querySelectorAll(".rv-label-row")).find(
+      (r) => r.dataset.behaviour === last.behaviour
+    );
+    if (!row) return;
+    const button = last.before === ""
+      ? row.querySelector(".rv-clear")
+      : row.querySelector('.rv-val[value="' + last.before + '"]');
+    const at = steps.indexOf(panel.closest("section.rv-step"));
+    if (at >= 0) { steps[at].hidden = false; focusStep(at, true); }
+    if (!button || button.disabled) return; // a submitted review is final: nothing changes
+    undoStack.pop();
+    undoing = last;
+    button.click();
+  }
+  if (undoButton) undoButton.addEventListener("click", undo);
 
   // Uncertainty queues route a few steps (data-focus-rank 0 = where the classifier is least
   // sure): open the page there, and `u` walks through them in that order.

@@ -103,3 +103,19 @@ def test_try_the_draft_before_publishing(browser_page, live_server, safety_lead)
     assert PolicyVersion.objects.filter(policy=policy).count() == 1
     assert page.evaluate("window.__pwned") is False
     assert page.errors == []
+
+
+def test_rule_language_link_works_from_the_editor(browser_page, live_server, safety_lead) -> None:  # type: ignore[no-untyped-def]
+    """#23.9: the editor links to the rule language, which the app serves from the analyzer's
+    own documentation (its README section and the policy module's full reference)."""
+    page = browser_page
+    policy = services.default_policy_version().policy
+    login(page, live_server, safety_lead.username)
+    page.goto(f"{live_server.url}/safety/policies/{policy.slug}/")
+    page.click("#rule-language-link")
+    page.wait_for_url("**/safety/rule-language/")
+    expect(page.locator("h1")).to_have_text("Rule language")
+    expect(page.locator("#rule-language-summary")).to_contain_text("`match` keys are a")
+    expect(page.locator("#rule-language-summary")).to_contain_text("Effect rules")
+    expect(page.locator("#rule-language-reference")).to_contain_text("fs.delete-outside-workspace")
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -87,3 +87,21 @@ def test_bench_highlights_finding_and_keeps_payload_inert(
     assert page.inner_text(".bench-result .verdict") == "block"
     assert page.locator(".bench-result img").count() == 0
     assert page.evaluate("window.__pwned") is False
+
+
+def test_bench_says_when_it_left_commands_out(browser_page, live_server, safety_lead) -> None:  # type: ignore[no-untyped-def]
+    """#23.13: a try of more commands than one try analyses says how many it analysed."""
+    page = browser_page
+    services.default_policy_version()
+    login(page, live_server, safety_lead.username)
+    page.goto(f"{live_server.url}/safety/bench/")
+    page.fill("#bench-commands", "\n".join(f"echo {i}" for i in range(103)))
+    page.click("#bench-run")
+    expect(page.locator("#bench-truncated")).to_have_text(
+        "Only the first 100 of 103 commands were analysed."
+    )
+    expect(page.locator(".bench-result")).to_have_count(100)
+    page.fill("#bench-commands", "echo 1\nrm -rf ~/")
+    page.click("#bench-run")
+    expect(page.locator(".bench-result")).to_have_count(2)
+    expect(page.locator("#bench-truncated")).to_have_count(0)

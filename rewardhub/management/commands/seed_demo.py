@@ -11,16 +11,10 @@ from django.core.management.base import BaseCommand
 from annotations.demo_data import demo_trajectories
 from annotations.services import trajectory_import
 from core.models import User
-from core.roles import ADMIN, EXPERT, SAFETY_LEAD
+from core.roles import DEMO_USERS
 from review.models import ReviewQueue
 from rewards.services.evaluation import seed_evaluation_set
 from rewards.services.rewards import seed_reward_model
-
-DEMO_USERS = (
-    ("expert", EXPERT, False),
-    ("safety", SAFETY_LEAD, False),
-    ("admin", ADMIN, True),
-)
 
 
 class Command(BaseCommand):
