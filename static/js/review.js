@@ -93,12 +93,35 @@
     if (panel) activeBehaviour[panel.dataset.stepPk] = next.dataset.behaviour;
   }
 
+  // A key pressed while a save is still in flight or htmx is still swapping its answer in would
+  // send the value the panel showed before that save, and the server would rightly refuse it as
+  // a stale write: a label or an undo waits for the page to settle (the last one pressed wins).
+  let queued = null;
+  function saving() {
+    return document.querySelector(".rv-labels.htmx-request, .rv-labels .htmx-request, .htmx-swapping, .htmx-settling") !== null;
+  }
+  function whenSettled(action) {
+    if (saving()) queued = action;
+    else action();
+  }
+  document.body.addEventListener("htmx:afterSettle", () => {
+    if (!queued) return;
+    // afterSettle fires for each settled element: look again once htmx is done with them all
+    setTimeout(() => {
+      if (!queued || saving()) return;
+      const action = queued;
+      queued = null;
+      action();
+    }, 0);
+  });
   function label(value) {
     const step = steps[current];
     if (!step) return;
-    const row = activeRow(step);
-    const button = row && row.querySelector('.rv-val[value="' + value + '"]');
-    if (button) button.click();
+    whenSettled(() => {
+      const row = activeRow(step);
+      const button = row && row.querySelector('.rv-val[value="' + value + '"]');
+      if (button) button.click();
+    });
   }
 
   function updateMap() {
@@ -236,7 +259,7 @@
       case "focus": nextFocus(); return true;
       case "jump": if (jump) { jump.focus(); jump.select(); } return true;
       case "submit": submitAndNext(); return true;
-      case "undo": undo(); return true;
+      case "undo": whenSettled(undo); return true;
       case "help": if (help) { if (help.open) help.close(); else help.showModal(); } return true;
       default: return false;
     }
@@ -397,7 +420,7 @@
     undoing = last;
     button.click();
   }
-  if (undoButton) undoButton.addEventListener("click", undo);
+  if (undoButton) undoButton.addEventListener("click", () => whenSettled(undo));
 
   // Uncertainty queues route a few steps (data-focus-rank 0 = where the classifier is least
   // sure): open the page there, and `u` walks through them in that order.
