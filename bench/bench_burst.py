@@ -7,7 +7,8 @@ is tried 5 times, 1 second apart, ignoring ``Retry-After``, and a sample whose 5
 gets no reward. This bench does exactly that (an asyncio client, one connection per try, as
 aiohttp's fresh ``ClientSession`` per try does) with ``--samples`` concurrent requests against
 gunicorn started with ``rewardhub/gunicorn_conf.py`` (the shipped worker class, shedding and
-backlog settings, access log on) on 127.0.0.1, with its own database ``rewardhub_burst``. It
+backlog settings, access log on) on 127.0.0.1, with its own database ``rewardhub_burst`` (or
+``RH_BURST_DATABASE``). It
 reports per round: rewards received and lost, tries, status counts, time to the last reward.
 Exits 1 if any reward was lost. Every process it starts is stopped on exit.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 import time
@@ -28,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from service_harness import HOST, REWARD_MODEL, gunicorn, loadavg, prepare_database, service_env
 
-DB_NAME = "rewardhub_burst"
+# RH_BURST_DATABASE: another name, so benches of two checkouts on one server do not share it
+DB_NAME = os.environ.get("RH_BURST_DATABASE", "rewardhub_burst")
 PROMPT = (
     "<|im_start|>system\nYou are a coding agent.<|im_end|>\n<|im_start|>user\nThe test "
     "tests/test_parser.py fails. Fix the parser, not the test.<|im_end|>\n<|im_start|>assistant\n"

@@ -10,6 +10,10 @@ _KEY = re.compile(r"rh_[0-9a-f]{6,}_[A-Za-z0-9_\-]+")
 # segment is a secret whatever its shape (a mistyped key is still most of a key).
 _PATH_KEY = re.compile(r"(/api/v\d+/openrlhf/[^/?#\s\"']+/)[^/?#\s\"']+")
 _BEARER = re.compile(r"(Bearer\s+)[^\s\"',]+", re.I)
+# Basic credentials carry the key as their password (base64, so no key shape to match), and a
+# URL's user part (``http://user:KEY@host``) is the same secret before a client encodes it.
+_BASIC = re.compile(r"(Basic\s+)[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])", re.I)
+_USERINFO = re.compile(r"(://[^/@\s:\"']*:)[^/@\s\"']+@")
 
 
 def redact(text: str) -> str:
@@ -18,6 +22,10 @@ def redact(text: str) -> str:
         text = _PATH_KEY.sub(r"\1[redacted]", text)
     if "earer" in text or "EARER" in text:
         text = _BEARER.sub(r"\1[redacted]", text)
+    if "asic" in text or "ASIC" in text:
+        text = _BASIC.sub(r"\1[redacted]", text)
+    if "@" in text:
+        text = _USERINFO.sub(r"\1[redacted]@", text)
     if "rh_" in text:
         text = _KEY.sub("rh_[redacted]", text)
     return text

@@ -26,7 +26,11 @@ from rest_framework.views import APIView
 
 from annotations.api import TrajectoryViewSet
 from core.api_errors import PayloadTooLarge, errors_by_field
-from core.authentication import ApiKeyAuthentication, PathApiKeyAuthentication
+from core.authentication import (
+    ApiKeyAuthentication,
+    BasicApiKeyAuthentication,
+    PathApiKeyAuthentication,
+)
 from core.canonical import TrajectoryError
 from core.models import ApiKey
 from core.params import parse_int
@@ -209,8 +213,11 @@ class BatchScoreView(ReleasesParsedBody, APIView):
 
 
 class OpenRLHFView(ReleasesParsedBody, APIView):
-    """OpenRLHF's remote reward protocol (CONTRACTS C3). OpenRLHF sends no auth header, so the
-    key may also be the last path segment; it is never logged (see rewardhub.logging).
+    """OpenRLHF's remote reward protocol (CONTRACTS C3). OpenRLHF sends no auth header of its
+    own, so the key may also come as the URL's user part (``http://rewardhub:KEY@host/...``,
+    sent by the HTTP library as basic credentials and left out of the URLs it prints: the form
+    to use) or as the last path segment (which the service never logs, see rewardhub.logging,
+    but OpenRLHF prints with the URL of every failed try).
 
     Each sample goes through the score API's own path (``scoring_services.score_text``): parsed
     into a C1 trajectory, scored, recorded with its rollout tag, routed to review when flagged.
@@ -218,7 +225,11 @@ class OpenRLHFView(ReleasesParsedBody, APIView):
     ``?openrlhf=0.8`` (or ``RH_OPENRLHF_COMPAT=0.8`` for every request) leaves ``extra_logs``
     out (OpenRLHF 0.8 concatenates them as tensors and fails on lists)."""
 
-    authentication_classes = [PathApiKeyAuthentication, ApiKeyAuthentication]
+    authentication_classes = [
+        PathApiKeyAuthentication,
+        ApiKeyAuthentication,
+        BasicApiKeyAuthentication,
+    ]
     # Scored text is never stored as such: NUL and unpaired surrogates are scored like on every
     # other path (a flagged rollout holding some is logged instead of stored for review).
     unstored_json_fields = ("query", "prompts", "labels")

@@ -1,10 +1,11 @@
 """`make test-frameworks`: TRL, verl and OpenRLHF's own code against the live service.
 
-Prepares the database ``rewardhub_frameworks`` (PostgreSQL on 127.0.0.1; migrate, seed_demo,
-an API key with the ``score`` and ``read`` scopes), then runs tests_frameworks/ with the frameworks'
-virtualenv (var/frameworks-venv, where the Makefile installed them and trainer_bridge as a
-package). The tests start the service's gunicorn themselves (rewardhub/gunicorn_conf.py, on
-127.0.0.1), stop and restart it. Exits with pytest's status.
+Prepares the database ``rewardhub_frameworks`` or ``RH_FRAMEWORKS_DATABASE`` (PostgreSQL on
+127.0.0.1; migrate, seed_demo, an API key with the ``score`` and ``read`` scopes), then runs
+tests_frameworks/ with the frameworks' virtualenv (var/frameworks-venv, where the Makefile
+installed them and trainer_bridge as a package). The tests start the service's gunicorn
+themselves (rewardhub/gunicorn_conf.py, on 127.0.0.1), stop and restart it. Exits with
+pytest's status.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DB_NAME = "rewardhub_frameworks"
+# RH_FRAMEWORKS_DATABASE: another name, so runs of two checkouts on one server do not share it
+DB_NAME = os.environ.get("RH_FRAMEWORKS_DATABASE", "rewardhub_frameworks")
 PG = ["-h", "127.0.0.1", "-p", "5432", "-U", "postgres"]
 
 

@@ -5,6 +5,7 @@ many connections behind it, with a quick 503 + Retry-After, reading both from th
 from __future__ import annotations
 
 import http.client
+import os
 import subprocess
 import sys
 import threading
@@ -28,12 +29,13 @@ CLASSES = {
 def start(tmp_path: Path) -> Iterator[Callable[..., int]]:
     procs: list[subprocess.Popen[bytes]] = []
 
-    def run(kind: str, **env: str) -> int:
+    def run(kind: str, workers: int = 1, **env: str) -> int:
         port = free_port()
         with (tmp_path / f"{kind}-{port}.log").open("wb") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "tests.slow_wsgi:application",
-                 "--bind", f"{HOST}:{port}", "--workers", "1", "--worker-class", CLASSES[kind],
+                 "--bind", f"{HOST}:{port}", "--workers", str(workers),
+                 "--worker-class", CLASSES[kind],
                  "--timeout", "30", "--graceful-timeout", "2"],
                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                 env={"PATH": "", "PYTHONPATH": str(ROOT), "RH_CLOSE_AFTER_SECONDS": "0.15", **env},
@@ -114,14 +116,61 @@ def test_found_busy_is_read_from_the_threads_own_record() -> None:
     assert not worker._waited_for_others(other, None)
 
 
+def pid_of(conn: http.client.HTTPConnection) -> str:
+    """The worker serving this keep-alive connection (the app answers its process id)."""
+    conn.request("GET", "/?ms=0")
+    response = conn.getresponse()
+    return response.read().decode()
+
+
+def on_worker(port: int, pid: str, same: bool = True) -> http.client.HTTPConnection:
+    """A keep-alive connection served by worker ``pid`` (or, ``same=False``, by another)."""
+    for _ in range(200):
+        conn = http.client.HTTPConnection(HOST, port, timeout=10)
+        if (pid_of(conn) == pid) == same:
+            return conn
+        conn.close()
+    raise AssertionError(f"no connection landed {'on' if same else 'off'} worker {pid}")
+
+
 def test_inline_keeps_quick_connections_alive(start: Callable[..., int]) -> None:
-    port = start("inline")
+    port = start("inline", workers=2)
     conn = http.client.HTTPConnection(HOST, port, timeout=10)
     assert get(port, 0, conn)[1]["connection"] == "keep-alive"
     local = conn.sock.getsockname()
     assert get(port, 0, conn)[0] == 200 and conn.sock.getsockname() == local
-    assert get(port, 300, conn)[1]["connection"] == "close"  # slow: the client moves on
+    # slow, and the other worker is idle: the client moves on
+    assert get(port, 300, conn)[1]["connection"] == "close"
     conn.close()
+
+
+def test_one_worker_keeps_even_slow_connections(start: Callable[..., int]) -> None:
+    """With no other worker to move to, closing would only cost the client a reconnect."""
+    port = start("inline")
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    assert get(port, 300, conn)[1]["connection"] == "keep-alive"
+    conn.close()
+
+
+def test_the_board_tells_whether_another_worker_is_idle() -> None:
+    from rewardhub.gunicorn_workers import WorkerBoard
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    board = WorkerBoard()
+    ours = board.join(1)
+    assert not board.another_is_idle(ours)  # alone
+    board._ints[2 * 2] = gone.pid  # a worker that has exited: not counted
+    assert not board.another_is_idle(ours)
+    board._ints[2 * 3] = os.getppid()  # a live one (this test's parent), idle
+    assert board.another_is_idle(ours)
+    board.set_busy(3, True)
+    assert not board.another_is_idle(ours)
+    board.set_busy(3, False)
+    assert board.another_is_idle(ours)
+    board.leave(3)
+    assert not board.another_is_idle(ours)
+    assert board.join(1 + WorkerBoard.SLOTS) == ours  # slots by age, wrapping
 
 
 @pytest.mark.parametrize("kind", ["inline", "sync"])
@@ -161,16 +210,40 @@ def test_too_many_waiting_behind_is_shed(start, kind: str) -> None:  # type: ign
 
 
 def test_inline_closes_a_connection_whose_request_found_the_process_busy(start) -> None:  # type: ignore[no-untyped-def]
-    port = start("inline")
+    port = start("inline", workers=2)
     quick = http.client.HTTPConnection(HOST, port, timeout=10)
-    assert get(port, 0, quick)[1]["connection"] == "keep-alive"  # connected, idle
-    slow = threading.Thread(target=get, args=(port, 300))
+    busy_pid = pid_of(quick)  # connected, idle
+    slow_conn = on_worker(port, busy_pid)
+    slow = threading.Thread(target=get, args=(port, 300, slow_conn))
     slow.start()
     time.sleep(0.1)
-    # It waited for the one thread: the client should take its next request elsewhere.
+    # It waited for its worker's one thread while the other worker was idle: the client
+    # should take its next request there.
     assert get(port, 0, quick)[1]["connection"] == "close"
     slow.join()
     quick.close()
+    slow_conn.close()
+
+
+def test_inline_keeps_connections_when_every_worker_is_busy(start) -> None:  # type: ignore[no-untyped-def]
+    """More client connections than workers, all busy: moving a client gains nothing, so its
+    connection stays (closing each one after each request cost a third of the throughput)."""
+    port = start("inline", workers=2)
+    quick = http.client.HTTPConnection(HOST, port, timeout=10)
+    busy_pid = pid_of(quick)
+    here, there = on_worker(port, busy_pid), on_worker(port, busy_pid, same=False)
+    slow = [
+        threading.Thread(target=get, args=(port, 300, here)),
+        threading.Thread(target=get, args=(port, 3000, there)),  # busy well past the check
+    ]
+    for thread in slow:
+        thread.start()
+    time.sleep(0.1)
+    assert get(port, 0, quick)[1]["connection"] == "keep-alive"
+    for thread in slow:
+        thread.join()
+    for conn in (quick, here, there):
+        conn.close()
 
 
 def test_a_request_that_arrived_while_the_process_was_busy_is_served_not_cut(

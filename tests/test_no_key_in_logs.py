@@ -1,10 +1,11 @@
 """No API key reaches any log line: gunicorn started with the production configuration
 (rewardhub/gunicorn_conf.py: access log on stdout, the redacting logger class), everything at
-debug level, keys sent in the OpenRLHF URL and in headers, valid, revoked-looking and odd;
-then every line the run wrote is read."""
+debug level, keys sent in the OpenRLHF URL and in headers (bearer and basic), valid,
+revoked-looking and odd; then every line the run wrote is read."""
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import subprocess
@@ -35,6 +36,14 @@ def test_redact_takes_the_openrlhf_path_segment_whatever_its_shape() -> None:
     assert redact("Authorization: Bearer abc.def") == "Authorization: Bearer [redacted]"
     assert redact("key rh_0123abcd_secretpart") == "key rh_[redacted]"
     assert redact("/api/v1/openrlhf/swe-bugfix-default/") == "/api/v1/openrlhf/swe-bugfix-default/"
+    basic = "Authorization: Basic cmV3YXJkaHViOnNlY3JldA=="
+    assert redact(basic) == "Authorization: Basic [redacted]"
+    assert redact("basic authentication") == "basic authentication"  # words stay
+    url = "503 for url: http://rewardhub:S3cret-Token@127.0.0.1:8000/api/v1/openrlhf/m/?run=a"
+    assert redact(url) == (
+        "503 for url: http://rewardhub:[redacted]@127.0.0.1:8000/api/v1/openrlhf/m/?run=a"
+    )
+    assert redact("mail a@b.c, see http://host/a@b") == "mail a@b.c, see http://host/a@b"
 
 
 def _post(port: int, path: str, body: object, headers: dict[str, str] | None = None) -> int:
@@ -101,12 +110,15 @@ def test_every_log_line_of_a_run_is_free_of_keys(reward_model, tmp_path: Path) -
         assert _post(port, base + "/", body, {"Authorization": f"Bearer {secret}"}) == 200
         assert _post(port, base + "/", body, {"Authorization": f"Bearer {wrong}"}) == 401
         assert _post(port, base + "/", {"query": "x"}, {"Authorization": f"Bearer {odd}"}) == 401
+        for password, status in ((secret, 200), (wrong, 401), (odd, 401)):
+            basic = base64.b64encode(f"rewardhub:{password}".encode()).decode()
+            assert _post(port, base + "/", body, {"Authorization": f"Basic {basic}"}) == status
     finally:
         stop_group(proc)
     text = log_path.read_text(errors="replace")
     lines = text.splitlines()
     access = [line for line in lines if '"POST /api/v1/openrlhf/' in line]
-    assert len(access) >= 8, text[-3000:]
+    assert len(access) >= 11, text[-3000:]
     assert any(f"{base}/[redacted]" in line for line in access)
     for needle in (secret, wrong, odd, secret.split("_")[-1]):
         leaked = [line for line in lines if needle in line]

@@ -194,3 +194,36 @@ def test_url_rollout_is_checked(client: APIClient) -> None:
     body = {"query": [SAFE]}
     response = client.post(TEXT + "?step=notanumber", body, format="json")
     assert response.status_code == 400 and "rollout.step" in response.json()["errors"]
+
+
+def _basic(user: str, password: str) -> str:
+    import base64
+
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def test_the_key_as_the_password_of_basic_credentials(reward_model, recorder) -> None:  # type: ignore[no-untyped-def]
+    """``http://rewardhub:KEY@host/...``: the HTTP client sends the URL's user part as basic
+    credentials (and prints no key in its errors); any user name, the key as the password."""
+    secret = api_key_create(name="orl", scopes="score").secret
+    reader = api_key_create(name="reader", scopes="read").secret
+    body = {"query": [SAFE], "prompts": [""], "labels": [None]}
+    api = APIClient()
+
+    def status(header: str) -> int:
+        api.credentials(HTTP_AUTHORIZATION=header)
+        return api.post(TEXT, body, format="json").status_code
+
+    assert status(_basic("rewardhub", secret)) == 200
+    assert status(_basic("", secret)) == 200
+    assert status(_basic("rewardhub", secret[:-4] + "zzzz")) == 401
+    assert status(_basic("rewardhub", "")) == 401
+    assert status(_basic(secret, "")) == 401  # the key goes in the password, not the user
+    assert status("Basic %%%not-base64") == 401
+    assert status("Basic " + "//79"[:4]) == 401  # not UTF-8
+    assert status(_basic("rewardhub", reader)) == 403  # a key without the score scope
+    # Only the text endpoint takes them: the score API stays Bearer only.
+    api.credentials(HTTP_AUTHORIZATION=_basic("rewardhub", secret))
+    c2 = {"reward_model": MODEL, "trajectory": _conversation(SAFE)}
+    assert api.post("/api/v1/score/", c2, format="json").status_code in (401, 403)
+    assert recorder.flush() == 2  # the two requests let in, and only those

@@ -6,6 +6,7 @@ update_samples_with_rewards (installed apart, var/frameworks/openrlhf-<version>)
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -13,18 +14,26 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import report
 
 ROOT = Path(os.environ.get("RH_FW_ROOT", Path(__file__).resolve().parent.parent))
+HOST = "127.0.0.1"
 PROMPT = "<|im_start|>user\nFix tests/test_parser.py<|im_end|>\n<|im_start|>assistant\n"
 SAFE = "```bash\npytest -q tests/test_parser.py\n```"
 UNSAFE = "```bash\ngit push --force origin main\n```"
 
 
-def url(service, run: str, extra: str = "") -> str:  # type: ignore[no-untyped-def]
-    return f"{service.url}/api/v1/openrlhf/{service.model}/{service.key}?run={run}{extra}"
+def url(service, run: str, extra: str = "", *, key: str = "user") -> str:  # type: ignore[no-untyped-def]
+    """The ``--remote_rm_url``: the key as the URL's user part (``key="user"``, what 0.11's
+    aiohttp sends as basic credentials), nowhere (``"netrc"``: 0.8/0.9's requests reads it from
+    a netrc file) or as the last path segment (``"path"``)."""
+    host = service.url.split("://", 1)[1]
+    base = f"http://rewardhub:{service.key}@{host}" if key == "user" else service.url
+    tail = f"{service.key}" if key == "path" else ""
+    return f"{base}/api/v1/openrlhf/{service.model}/{tail}?run={run}{extra}"
 
 
 def executor(service, run: str):  # type: ignore[no-untyped-def]
@@ -33,7 +42,34 @@ def executor(service, run: str):  # type: ignore[no-untyped-def]
     return SingleTurnAgentExecutor(remote_rm_url=url(service, run))
 
 
-def test_0112_burst_of_1024_single_sample_requests(service) -> None:  # type: ignore[no-untyped-def]
+class OpenRLHFLog(logging.Handler):
+    """Every line OpenRLHF's loggers write (they do not propagate to the root logger)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+        self.setFormatter(logging.Formatter("%(name)s %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+    def __enter__(self) -> OpenRLHFLog:
+        for name in [n for n in logging.root.manager.loggerDict if n.startswith("openrlhf")]:
+            logging.getLogger(name).addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name in [n for n in logging.root.manager.loggerDict if n.startswith("openrlhf")]:
+            logging.getLogger(name).removeHandler(self)
+
+
+def assert_no_key(service, *texts: str) -> None:  # type: ignore[no-untyped-def]
+    for text in texts:
+        leaked = [line for line in text.splitlines() if service.key in line]
+        assert not leaked, f"the API key is in OpenRLHF's output: {leaked[0][:120]}..."
+
+
+def test_0112_burst_of_1024_single_sample_requests(service, capfd) -> None:  # type: ignore[no-untyped-def]
     run = f"orl-burst-{uuid.uuid4().hex[:8]}"
     ex = executor(service, run)
     n = 1024
@@ -50,8 +86,10 @@ def test_0112_burst_of_1024_single_sample_requests(service) -> None:  # type: ig
         return await asyncio.gather(*calls, return_exceptions=True)
 
     t0 = time.monotonic()
-    results = asyncio.run(burst())
+    with OpenRLHFLog() as log:
+        results = asyncio.run(burst())
     took = time.monotonic() - t0
+    assert_no_key(service, *log.lines, *capfd.readouterr())
     lost = [r for r in results if isinstance(r, BaseException)]
     assert not lost, f"{len(lost)} of {n} rewards lost: {lost[:2]}"
     rewards = [r[0]["rewards"][0] for r in results]  # type: ignore[index]
@@ -69,24 +107,35 @@ def test_0112_burst_of_1024_single_sample_requests(service) -> None:  # type: ig
     )  # fmt: skip
 
 
-def test_0112_survives_a_restart_and_fails_explicitly_when_down(service) -> None:  # type: ignore[no-untyped-def]
+def test_0112_survives_a_restart_and_fails_explicitly_when_down(service, capfd) -> None:  # type: ignore[no-untyped-def]
     run = f"orl-restart-{uuid.uuid4().hex[:8]}"
     ex = executor(service, run)
     prompt = PROMPT.replace("test_parser.py", f"test_parser.py ({run})")
     service.stop()
     restarter = threading.Timer(1.5, service.start)
     restarter.start()
-    try:
-        got = asyncio.run(ex._fetch_rewards_via_http([prompt + SAFE], [prompt], [True]))
-    finally:
-        restarter.join()
-    assert len(got[0]["rewards"]) == 1  # OpenRLHF's own retries bridged the restart
-    service.stop()
-    try:
+    with OpenRLHFLog() as log:
+        try:
+            got = asyncio.run(ex._fetch_rewards_via_http([prompt + SAFE], [prompt], [True]))
+        finally:
+            restarter.join()
+        assert len(got[0]["rewards"]) == 1  # OpenRLHF's own retries bridged the restart
+        service.stop()
+        try:
+            with pytest.raises(RuntimeError, match="Request error for 5 times"):
+                asyncio.run(ex._fetch_rewards_via_http([PROMPT + SAFE], [PROMPT], [True]))
+        finally:
+            service.start()
+        # a wrong key: OpenRLHF logs the 401 of each try
+        wrong = SimpleNamespace(url=service.url, model=service.model, key=service.key[:-4] + "zzzz")
         with pytest.raises(RuntimeError, match="Request error for 5 times"):
-            asyncio.run(ex._fetch_rewards_via_http([PROMPT + SAFE], [PROMPT], [True]))
-    finally:
-        service.start()
+            asyncio.run(
+                executor(wrong, run)._fetch_rewards_via_http([PROMPT + SAFE], [PROMPT], [True])
+            )
+    errors = [line for line in log.lines if "Request error" in line]
+    assert len(errors) >= 10 and any("401" in line for line in errors), log.lines
+    assert_no_key(service, *log.lines, *capfd.readouterr())
+    assert_no_key(wrong, *log.lines)
     records = service.records(run)
     assert len(records) == 1
     report(
@@ -137,7 +186,9 @@ STEP = 7  # OpenRLHF sends no step: a URL may name one for the whole run
         ("0.9.0", "", "OK", True),
     ],
 )
-def test_older_request_code_and_reward_update(service, version, compat, expected, restart) -> None:  # type: ignore[no-untyped-def]
+def test_older_request_code_and_reward_update(  # type: ignore[no-untyped-def]
+    service, tmp_path, version, compat, expected, restart
+) -> None:
     target = ROOT / "var" / "frameworks" / f"openrlhf-{version}"
     if not target.exists():
         pytest.skip(f"OpenRLHF {version} is not installed (make test-frameworks installs it)")
@@ -146,10 +197,14 @@ def test_older_request_code_and_reward_update(service, version, compat, expected
     code = OLD.format(
         here=str(Path(__file__).parent), q1=prompt + SAFE, q2=prompt + UNSAFE, p=prompt
     )
+    # requests prints a URL's user part in its HTTP errors: the key comes from a netrc file
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine {HOST} login rewardhub password {service.key}\n")
+    netrc.chmod(0o600)
     child = subprocess.Popen(
-        [sys.executable, "-c", code, url(service, run, f"&step={STEP}"), compat,
+        [sys.executable, "-c", code, url(service, run, f"&step={STEP}", key="netrc"), compat,
          "wait" if restart else "now"],
-        env={**os.environ, "PYTHONPATH": str(target)}, stdin=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(target), "NETRC": str(netrc)}, stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     restarter = None
@@ -167,6 +222,9 @@ def test_older_request_code_and_reward_update(service, version, compat, expected
         if restarter is not None:
             restarter.join()
     assert child.returncode == 0, err[-3000:]
+    assert_no_key(service, out, err)
+    if restart:  # it logged the tries that found the service down, without the key
+        assert "Request error" in out + err, out + err[-2000:]
     line = out.strip().splitlines()[-1]
     assert line.startswith(expected), out + err[-2000:]
     if expected == "OK":

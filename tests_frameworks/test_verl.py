@@ -94,7 +94,7 @@ def check_records(
 ) -> None:  # fmt: skip
     """Every sample recorded once with the run, the step and its index; the flagged ones
     (and, as the service samples all here, the others) stored for review."""
-    records = service.records(run, expected=n)
+    records = service.records(run, expected=n, wait=60)
     assert len(records) == n
     assert {r["sample"] for r in records} == {str(i) for i in range(n)}
     assert {r["step"] for r in records} == {STEP}
@@ -130,6 +130,35 @@ def test_legacy_naive_manager(hub_env) -> None:  # type: ignore[no-untyped-def]
     assert info["fallback"] == [0.0, 0.0, 0.0] and info["error"] == ["", "", ""]
     assert rewards[0] > rewards[1] and rewards[0] > rewards[2]  # "42" is no success
     check_records(hub_env, run, 3, unsafe_count=1, manager="naive (legacy)")
+
+
+def test_legacy_naive_manager_across_a_restart(hub_env) -> None:  # type: ignore[no-untyped-def]
+    """The 0.6-era manager with the service down: every sample gets the fallback score with
+    ``fallback`` 1 and the reason, nothing raised for the batch; started again, all scored."""
+    from verl.workers.reward_manager.naive import NaiveRewardManager
+
+    run = f"verl-naive-restart-{uuid.uuid4().hex[:8]}"
+    data, tok = fake_batch([SAFE, UNSAFE], [True, True], run)
+    fn = verl_reward_fn("compute_score", run, fallback_score=-0.5)
+    manager = NaiveRewardManager(tok, num_examine=0, compute_score=fn)
+    hub_env.stop()
+    try:
+        down = manager(data, return_dict=True)
+    finally:
+        hub_env.start()
+    info = down["reward_extra_info"]
+    assert down["reward_tensor"].sum(dim=1).tolist() == [-0.5, -0.5]
+    assert info["fallback"] == [1.0, 1.0] and all(info["error"])
+    assert set(info) == set(VERL_KEYS)
+    report("verl naive (legacy)", verl_version(), samples=2)  # none scored: down
+    up = manager(data, return_dict=True)
+    assert up["reward_extra_info"]["fallback"] == [0.0, 0.0]
+    rewards = up["reward_tensor"].sum(dim=1).tolist()
+    assert rewards[0] > rewards[1]
+    check_records(
+        hub_env, run, 2, unsafe_count=1, manager="naive (legacy)",
+        restart="down: fallback_score with fallback=1 and error on every sample; back: scored",
+    )  # fmt: skip
 
 
 def test_legacy_batch_manager(hub_env) -> None:  # type: ignore[no-untyped-def]
@@ -169,6 +198,26 @@ def test_reward_loop_naive_and_rate_limited(hub_env, name: str) -> None:  # type
         assert all(set(r["reward_extra_info"]) == set(VERL_KEYS) for r in results)
         kind = "rate-limited" if cls is RateLimitedRewardManager else "naive"
         check_records(hub_env, run, 2, unsafe_count=1, manager=f"reward loop {kind}")
+
+
+def test_reward_loop_burst_of_1024_samples(hub_env) -> None:  # type: ignore[no-untyped-def]
+    """1,024 samples handed to the reward loop's naive manager at once (the async function):
+    every one scored, none a fallback, each recorded and the flagged ones routed."""
+    from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
+
+    run = f"verl-burst-{uuid.uuid4().hex[:8]}"
+    n = 1024
+    data, tok = fake_batch([UNSAFE if i % 8 == 0 else SAFE for i in range(n)], [True] * n, run)
+    config = OmegaConf.create({"reward": {"max_concurrent": 64, "timeout": 300}})
+    manager = NaiveRewardManager(config, tok, verl_reward_fn("compute_score_async", run))
+
+    async def all_at_once() -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(manager.run_single(data[i : i + 1]) for i in range(n))))
+
+    results = manager.loop.run_until_complete(all_at_once())
+    assert [r["reward_extra_info"]["fallback"] for r in results] == [0.0] * n
+    assert results[0]["reward_score"] < results[1]["reward_score"]
+    check_records(hub_env, run, n, unsafe_count=n // 8, manager="reward loop naive")
 
 
 def test_outage_gives_the_same_keys_and_the_fallback_then_recovers(hub_env) -> None:  # type: ignore[no-untyped-def]
@@ -262,4 +311,3 @@ def test_one_refused_sample_costs_only_itself(hub_env) -> None:  # type: ignore[
     )  # fmt: skip
     assert [r["fallback"] for r in results] == [0.0, 1.0]
     assert results[1]["error"] and set(results[1]) == set(VERL_KEYS)
-    asyncio.get_event_loop_policy()  # keep the import used

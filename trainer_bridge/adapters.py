@@ -18,7 +18,9 @@
   score. Each sample is tagged with the run (``run=`` or ``REWARDHUB_RUN``), TRL's global step
   and its index.
 - **OpenRLHF**: no code here. Its remote reward protocol is served by RewardHub itself (C3):
-  ``--remote_rm_url http://HOST:8000/api/v1/openrlhf/<reward model>/<API key>?run=NAME``.
+  ``--remote_rm_url http://rewardhub:<API key>@HOST:8000/api/v1/openrlhf/<reward model>/?run=NAME``
+  (0.11; for 0.8 and 0.9, whose HTTP errors print the URL's user part, the key goes in a netrc
+  file: README "OpenRLHF").
 
 All read ``REWARDHUB_URL``, ``REWARDHUB_API_KEY`` and ``REWARDHUB_REWARD_MODEL`` from the
 environment unless given explicitly, since the frameworks only pass their own arguments.
