@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -57,6 +58,9 @@ def _reset_producer_pool() -> None:
     celery_app.amqp._producer_pool = None
 
 
+WORKER_SECRET_KEY = secrets.token_urlsafe(50)
+
+
 @contextlib.contextmanager
 def celery_worker(
     queues: str, log_path: Path, env: dict[str, str] | None = None
@@ -70,6 +74,8 @@ def celery_worker(
         "CELERY_BROKER_URL": REDIS_URL,
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "DJANGO_SETTINGS_MODULE": "rewardhub.settings",
+        # a worker outside DEBUG refuses the repository's development key, as gunicorn does
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or WORKER_SECRET_KEY,
         **(env or {}),
     }
     log = log_path.open("wb")

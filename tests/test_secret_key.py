@@ -114,3 +114,17 @@ def test_gunicorn_with_the_base_settings_and_no_key_does_not_serve() -> None:
     assert out.returncode != 0
     log = out.stdout + out.stderr
     assert "DJANGO_SECRET_KEY" in log and "Worker failed to boot" in log, log[-3000:]
+
+
+def test_a_celery_worker_refuses_a_repository_key() -> None:
+    """Outside DEBUG a worker stops at start-up with the repository's key, naming the variable
+    (the integration tests start theirs with a key of their own, and those run)."""
+    redis = os.environ.get("RH_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    out = _run(
+        ["-m", "celery", "-A", "rewardhub", "worker", "-Q", "default", "--pool", "solo",
+         "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        _env(CELERY_BROKER_URL=redis, CELERY_TASK_ALWAYS_EAGER="false"),
+    )  # fmt: skip
+    assert out.returncode != 0
+    log = out.stdout + out.stderr
+    assert "refusing to start the worker" in log and "DJANGO_SECRET_KEY" in log, log[-3000:]
