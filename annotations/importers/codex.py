@@ -113,6 +113,8 @@ _HEREDOC_PATCH_RE = re.compile(
 
 def _patch_of(argv: list) -> str | None:
     """The patch when the argv is Codex' ``apply_patch`` rather than a program to run."""
+    if not argv or not isinstance(argv[0], str):
+        return None  # a program name that is not text names no patch tool
     if len(argv) == 2 and argv[0] in APPLY_PATCH_NAMES and isinstance(argv[1], str):
         return argv[1]
     if (

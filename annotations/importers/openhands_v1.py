@@ -113,7 +113,7 @@ def convert(record: object) -> dict:
     for index, event in enumerate(events):
         if not isinstance(event, dict):
             continue
-        kind = event.get("kind")
+        kind = event.get("kind") if isinstance(event.get("kind"), str) else None
         if kind in SYSTEM_PROMPT_KINDS:
             prompt = event.get("system_prompt")
             messages.append(

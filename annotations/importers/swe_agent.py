@@ -400,13 +400,16 @@ def _submitted_diff(steps: object) -> str | None:
 def _submitted_in(messages: list[dict[str, Any]]) -> str | None:
     """A history-only file: what its last ``submit`` call answered, when that is a diff."""
     submits = {
-        call.get("id")
+        str_or_none(call.get("id"))
         for message in messages
         for call in message.get("tool_calls") or ()
-        if isinstance(call, dict) and (call.get("function") or {}).get("name") == "submit"
+        if isinstance(call, dict)
+        and isinstance(call.get("function"), dict)
+        and call["function"].get("name") == "submit"
     }
+    submits.discard(None)
     for message in reversed(messages):
-        if message.get("role") == "tool" and message.get("tool_call_id") in submits:
+        if message.get("role") == "tool" and str_or_none(message.get("tool_call_id")) in submits:
             content = message.get("content")
             return content if is_patch(content) else None
     return None

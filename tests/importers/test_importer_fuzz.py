@@ -215,3 +215,41 @@ def test_iter_records_on_json_like_text(values: list, sep: str, data: st.DataObj
 def test_real_fixtures_survive_a_round_trip(relative: str) -> None:
     _, canonical = convert_record(load_fixture(relative))
     check_canonical(canonical)
+
+
+# Values of every JSON type but the expected one, put where a converter reads a field.
+WRONG_TYPES: list[object] = [[], {}, 1, None, "x", [1], {"a": 1}, True]
+READ_KEYS = frozenset(KEYS) | {"kind", "payload", "command", "tool_use_result", "item"}
+
+
+def _read_paths(record: object, most: int = 120) -> list[tuple]:
+    """Paths of ``record`` whose last key is one converters read (or the first item under
+    one), shallowest first: where a wrong type is most likely to reach unguarded code."""
+    paths = [
+        p
+        for p in paths_of(record)
+        if p and (p[-1] in READ_KEYS or (p[-1] == 0 and len(p) > 1 and p[-2] in READ_KEYS))
+    ]
+    return sorted(paths, key=lambda p: (len(p), str(p)))[:most]
+
+
+@pytest.mark.parametrize("index", range(len(AGENT_LOG_RECORDS)))
+def test_a_wrong_type_at_any_field_read_is_an_import_error_never_a_crash(index: int) -> None:
+    """Deterministic, beside the random mutations above: every real agent log with each field a
+    converter reads replaced by each wrong JSON type (a kind that is a list, a function that is
+    a number, a command whose program is an object) converts or fails with ImportFormatError."""
+    fmt, record = AGENT_LOG_RECORDS[index]
+    for path in _read_paths(record):
+        for wrong in WRONG_TYPES:
+            mutated = copy.deepcopy(record)
+            parent = mutated
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]] = copy.deepcopy(wrong)
+            for mode in ("auto", fmt):
+                try:
+                    raw = _convert_unguarded(mutated, mode)
+                    canonical = normalize_trajectory(raw)
+                except (ImportFormatError, TrajectoryError):
+                    continue
+                check_canonical(canonical)
