@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from .config import AnalyzerConfig
 from .ir import MARK
 from .policy import Resolution
-from .resolve import CODE_VIA, DYN, LOOP_VIA, Cmd, RRedirect, abspath, shown
+from .resolve import CODE_VIA, DYN, LOOP_VIA, SITE_STANDIN, Cmd, RRedirect, abspath, shown
 from .vocabulary import GLOB_CHARS, glob_regex, globs_overlap
 
 Span = tuple[int, int]
@@ -1969,7 +1969,6 @@ _SITE_EXPR = re.compile(
     r"__file__|__path__|getsitepackages|getusersitepackages|sysconfig|"
     r"site-packages|dist-packages|sys\.prefix|sys\.base_prefix"
 )
-_SITE_STANDIN = "/usr/local/lib/python3/site-packages/__module__"
 
 
 _PATH_FN_RE = re.compile(r"(?:os\.path|posixpath)\.(join|abspath|realpath|normpath)\((.*)\)", re.S)
@@ -2183,7 +2182,7 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         elif _SITE_EXPR.search(target):
             # a path built from where a module is installed (``_pytest.__file__``,
             # ``site.getsitepackages()``): a file of the installed packages
-            add("write", _SITE_STANDIN, source="code")
+            add("write", SITE_STANDIN, source="code")
         else:
             unresolved.append("write")
     for m in _PATH_CALL_RE.finditer(code):

@@ -61,6 +61,8 @@ _PATH_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sb
 LOOP_VIA = "endless-loop"
 _SITE_QUERY = re.compile(r"getsitepackages|getusersitepackages|get_paths|__file__|purelib|__path__")
 DYN_SITE = "__module__"  # stands for the module file such a query names
+# an installed module file: what a path computed from a module's location stands for
+SITE_STANDIN = "/usr/local/lib/python3/site-packages/" + DYN_SITE
 _TEXT = operator.attrgetter("text")
 _SPAN = operator.attrgetter("span")
 _SUBSTS = operator.attrgetter("substs")
@@ -535,7 +537,7 @@ class Resolver:
         ):
             return "/usr/local/bin/" + _basename(a[-1])
         if n.startswith("python") and len(a) >= 3 and a[1] == "-c" and _SITE_QUERY.search(a[2]):
-            return "/usr/local/lib/python3/site-packages/" + DYN_SITE
+            return SITE_STANDIN
         return None
 
     def var(
