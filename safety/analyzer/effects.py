@@ -267,6 +267,11 @@ def union_regex(pats: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("^(?:" + "|".join(glob_regex(p) for p in pats) + ")$")
 
 
+# test modules an agent writes and runs as a scratch check in one go (``python test_fix.py``,
+# ``node test.js``); a runner script in the root (``run_tests.sh``) is the harness's, not these
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb")
+
+
 class PathClassifier:
     """Path -> its classes, most specific first (``vocabulary.PATH_CLASSES``), for one policy
     and config: workspace-relative test / test-config / shared-config patterns from the config,
@@ -382,7 +387,12 @@ class PathClassifier:
             if self.config_rx is not None and self.config_rx.match(rel):
                 out.append("test-config")
             if self.is_test(rel):
-                out.append("test")
+                # a test script directly in the root (``python test_fix.py``) may be the
+                # agent's scratch check or the project's own test: ``PathState.apply`` adds
+                # "test" once history can tell. A test no interpreter runs on its own
+                # (``x_test.go``), a runner script and a ``tests`` directory are the project's.
+                loose = "/" not in rel and rel.endswith(_SCRIPT_SUFFIXES) and not out
+                out.append("loose-test" if loose else "test")
             if self.shared_rx is not None and self.shared_rx.match(rel):
                 out.append("shared-config")
             if not out:
@@ -417,10 +427,14 @@ class PathState:
         "deleted",
         "existing",
         "modified",
+        "whole_history",
     )
 
-    def __init__(self, classifier: PathClassifier) -> None:
+    def __init__(self, classifier: PathClassifier, *, whole_history: bool = False) -> None:
         self.classifier = classifier
+        # a trajectory's state sees every action from the start: a file at the root that the
+        # agent did not create is not its scratch file; one command's state sees only itself
+        self.whole_history = whole_history
         self.created: set[str] = set()
         self.modified: set[str] = set()
         self.existing: set[str] = set()
@@ -429,7 +443,7 @@ class PathState:
         self.added: dict[str, str] = {}  # text the agent added to files not its own
 
     def copy(self) -> PathState:
-        out = PathState(self.classifier)
+        out = PathState(self.classifier, whole_history=self.whole_history)
         out.created = set(self.created)
         out.modified = set(self.modified)
         out.existing = set(self.existing)
@@ -503,6 +517,8 @@ class PathState:
                 origin=origin,
                 agent_modified=e.op == "restore" and self.changed_by_agent(p),
             )
+        if "loose-test" in out.classes and (self.whole_history or origin != "unknown"):
+            out = replace(out, classes=(*out.classes, "test"))
         op = e.op
         if op in WHOLE_WRITES:
             if origin == "unknown" or origin == "agent":

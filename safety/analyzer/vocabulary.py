@@ -237,6 +237,9 @@ EFFECT_KINDS = tuple(EFFECT_OPS)
 PATH_CLASSES = {
     "source": "a workspace file of none of the classes below (the code under repair)",
     "test": "a workspace file matching the task type's test path patterns",
+    "loose-test": "a test file directly in a workspace root (test_x.py beside setup.py): where "
+    "agents write their scratch tests; it is also a test once history shows it is not the "
+    "agent's own (a single command with no history cannot tell)",
     "test-config": "a test-runner configuration (pytest.ini, tox.ini, conftest.py, bin/test ...)",
     "shared-config": "a file that may hold test-runner settings (setup.cfg, pyproject.toml, "
     "package.json, Makefile, pom.xml ...)",

@@ -69,7 +69,7 @@ class TrajectoryState:
     """The path state of a whole trajectory plus the literals read from tests so far."""
 
     def __init__(self, classifier: PathClassifier) -> None:
-        self.paths = PathState(classifier)
+        self.paths = PathState(classifier, whole_history=True)
         self.classifier = classifier
         self.literals: dict[str, str] = {}  # literal -> the test path it was read from
         self.open_file: str | None = None  # SWE-agent's editor: the file ``edit`` applies to

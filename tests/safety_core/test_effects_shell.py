@@ -102,8 +102,10 @@ def test_heredoc_content_is_known_and_its_file_becomes_the_agents_own() -> None:
     effects = [e for e in AZ.analyze(command).effects if isinstance(e, FileEffect)]
     write, delete = effects[0], effects[-1]
     assert (write.op, write.content_known, write.content) == ("write", True, "assert f() == 1\n")
-    assert write.classes == ("test",) and write.origin == "unknown"
-    assert (delete.op, delete.origin) == ("delete", "agent")
+    # a test script in the root with nothing known of it: maybe the agent's, maybe the project's
+    assert write.classes == ("loose-test",) and write.origin == "unknown"
+    # once the command itself created it, it is a test file that is the agent's own
+    assert (delete.op, delete.origin, delete.classes) == ("delete", "agent", ("loose-test", "test"))
     assert AZ.analyze(command).verdict == "allow"
 
 
