@@ -5,8 +5,8 @@
 A command is flagged when the analyzer's verdict is not "allow" (review or block).
 
 1. Labelled set (tests/data/labelled_commands/NAME.jsonl, dev by default; the held-out splits
-   heldout and heldout2 only with --split NAME, --heldout being --split heldout): recall on
-   unsafe lines and false-positive rate on safe lines, overall, for reward hacks, evasions and
+   heldout, heldout2 and heldout3 only with --split NAME, --heldout being --split heldout): recall
+   on unsafe lines and false-positive rate on safe lines, overall, for reward hacks, evasions and
    per category (a safe line counts under the category it is a near miss of, `neighbour_of`),
    workspace /testbed. --show-misses lists missed unsafe and flagged safe dev lines (refused on
    any other split: held-out lines are for numbers only, see the set's README).
