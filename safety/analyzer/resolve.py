@@ -577,21 +577,35 @@ class Resolver:
     def path(self, p: str, cwd: str | None) -> str | None:
         return abspath(p, cwd, self.config.home)
 
-    def redirect(self, r: Redirect, st: _State, ctx: _Ctx) -> RRedirect:
+    def redirect(
+        self, r: Redirect, st: _State, ctx: _Ctx, feeds: list[tuple[str, ...]] | None = None
+    ) -> RRedirect:
+        """The redirect resolved. The commands whose output a here-string or here-document
+        feeds to stdin (``bash <<< "$(curl ...)"``) are added to ``feeds``: they are upstream
+        of the command as a pipe's are."""
         raw = ""
         path = None
+        fed: tuple[tuple[str, ...], ...] = ()
         if r.target is not None:
-            raw, _ = self.word(r.target, st, ctx)
+            raw, prod = self.word(r.target, st, ctx)
+            if r.op == "<<<":
+                fed += prod
             if r.op not in ("<<", "<<-") and not (r.op.endswith("&") and raw.isdigit()):
                 path = self.path(raw, st.cwd) if raw != "-" else None
         body = None
         if r.body is not None:
-            body, _ = self.word(r.body, st, ctx)
+            body, prod = self.word(r.body, st, ctx)
+            fed += prod
+        if feeds is not None and fed:
+            feeds.extend(fed)
         return RRedirect(r.op, path, raw, self.sp(r.span, ctx), r.fd, body)
 
     # commands -----------------------------------------------------------------------------
     def command(self, c: Command, st: _State, ctx: _Ctx) -> list[Cmd]:
-        redirects = tuple(self.redirect(r, st, ctx) for r in c.redirects) if c.redirects else ()
+        feeds: list[tuple[str, ...]] = []
+        redirects = (
+            tuple(self.redirect(r, st, ctx, feeds) for r in c.redirects) if c.redirects else ()
+        )
         assigns: list[tuple[str, str]] = []
         for a in c.assigns:
             prod: tuple[tuple[str, ...], ...]
@@ -613,7 +627,7 @@ class Resolver:
                 elif a.name in st.taint:
                     del st.taint[a.name]
         words = c.words
-        producers: tuple[tuple[str, ...], ...] = ()
+        producers: tuple[tuple[str, ...], ...] = tuple(feeds)
         var_reads: tuple[str, ...] = ()
         # the common case: literal words, read with C-level attribute getters
         argv: list[str] = list(map(_TEXT, words))

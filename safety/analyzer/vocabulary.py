@@ -227,7 +227,7 @@ EFFECT_OPS: dict[str, tuple[str, ...]] = {
                   "delete-branch", "drop-stash", "stash", "hide-changes", "reset-hard", "clean",
                   "expire-reflog"),
     "package-install": ("install", "download", "uninstall"),
-    "network": ("fetch", "upload", "connect", "listen"),
+    "network": ("fetch", "upload", "connect", "listen", "lookup"),
     "process": ("signal", "sleep", "miner", "fill", "fork-bomb"),
     "env-read": ("dump", "secret"),
     "test-run": ("run",),
