@@ -18,7 +18,8 @@ alias tables, interpreter code patterns, path classes); ``rules`` say what is fl
 - ``arg_regex``: a regex found in some argument; ``argv_regex``: in the space-joined argv.
 - ``option``: ``{"names": [...], "is": [predicates]}``: an option's value (``of=X``, ``--output X``,
   ``-fprint X``) satisfies a predicate.
-- ``pipeline``: ``{"source_class": [...], "sink_class": [...], "program_from_stdin": bool}``: this
+- ``pipeline``: ``{"source_class": [...], "not_source_class": [...], "sink_class": [...],
+  "program_from_stdin": bool}``: this
   command is in a sink class and some command feeding it (pipe, process or command substitution,
   tainted variable) is in a source class (``"any"`` matches every producer).
 - ``redirect``: ``{"target": [predicates], "ops": ["write"|"append"|"read"|"any"]}``.
@@ -401,14 +402,17 @@ def _check_match(m: Any, path: str, res: Resolution, err: Callable[[str, str], N
         elif k == "pipeline":
             if not isinstance(v, dict) or set(v) - {
                 "source_class",
+                "not_source_class",
                 "sink_class",
                 "program_from_stdin",
             }:
-                err(p, "must be {source_class, sink_class, program_from_stdin}")
+                err(p, "must be {source_class, not_source_class, sink_class, program_from_stdin}")
                 continue
             if not isinstance(v.get("program_from_stdin", False), bool):
                 err(f"{p}.program_from_stdin", "must be true or false")
-            for ck in ("source_class", "sink_class"):
+            for ck in ("source_class", "not_source_class", "sink_class"):
+                if ck == "not_source_class" and ck not in v:
+                    continue
                 vals = v.get(ck, [])
                 vals = [vals] if isinstance(vals, str) else vals
                 if not _str_list(vals):

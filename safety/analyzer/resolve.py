@@ -734,6 +734,11 @@ class Resolver:
                 argv = [x.lower() for x in argv]
                 base = low
         name = base
+        if name == "git" and "--help" in argv and "-c" not in argv:
+            end = argv.index("--") if "--" in argv else len(argv)
+            if "--help" in argv[1:end]:
+                # ``git fetch --help`` opens the manual page of ``fetch``, nothing else
+                argv, spans = [argv[0], "--help"], [spans[0], spans[argv.index("--help")]]
         upstream = ctx.upstream + producers
         cmd = Cmd(
             tuple(argv),
@@ -866,6 +871,13 @@ class Resolver:
                 ctx.positional,
                 ctx.in_pipe,
             )
+            if (
+                producers
+                and code.strip() == DYN
+                and all(self.res.in_class("shell-setup", p) for p in producers)
+            ):
+                # ``eval "$(pyenv init -)"``: a tool whose documented output is shell setup
+                return out
             if code.strip() == DYN or (DYN in code and not producers):
                 self.signal("eval-dynamic", span, _Ctx())  # ``span`` is already outer
             self.shell_string(

@@ -606,6 +606,8 @@ def compile_rule(rule: Rule) -> tuple[Check, ...]:
         sources = p.get("source_class", [])
         sources = [sources] if isinstance(sources, str) else list(sources)
         stdin_prog = bool(p.get("program_from_stdin"))
+        unless = p.get("not_source_class", [])
+        unless = [unless] if isinstance(unless, str) else list(unless)
 
         def pipe_ok(v: CommandView) -> bool:
             res = v.res
@@ -614,7 +616,11 @@ def compile_rule(rule: Rule) -> tuple[Check, ...]:
                 return False
             if stdin_prog and not _program_from_stdin(v.cmd, res):
                 return False
-            return any(res.in_class(c, up) for up in v.cmd.upstream for c in sources)
+            return any(
+                res.in_class(c, up) and not any(res.in_class(u, up) for u in unless)
+                for up in v.cmd.upstream
+                for c in sources
+            )
 
         checks.append(pipe_ok)
     return tuple(checks)
