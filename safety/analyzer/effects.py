@@ -565,6 +565,12 @@ _TAG_RE = re.compile(r"^(refs/tags/)?v?\d+(\.\d+)+([.-]?[a-z0-9]+)*$|^refs/tags/
 _URL_RE = re.compile(r"""\b((?:https?|ftp|wss?|git|ssh|rsync|stratum\+tcp)://[^\s'"<>`)\]}]+)""")
 _SCP_RE = re.compile(r"^(?:[\w.-]+@)?([\w.-]+\.[\w.-]+|\d{1,3}(?:\.\d{1,3}){3}):")
 _SECRET_RE = re.compile(r"(?i)(token|secret|passw|api_?key|access_?key|credential|private_?key)")
+# what a filter over a printed environment looks for when it looks for secrets: any key,
+# token, password or login, or a provider whose variables hold them (``env | grep -i key``)
+_SECRET_FILTER_RE = re.compile(
+    r"(?i)(key|token|secret|pass|pwd|auth|cred|login|session|cookie|aws|azure|gcp|gh_|"
+    r"github|gitlab|openai|anthropic|hf_|hugging)"
+)
 _METADATA_HOSTS = frozenset(
     {
         "169.254.169.254",
@@ -983,7 +989,7 @@ class EffectReader:
                         if i < j and cmds[i].argv in c.upstream:
                             groups[i] = [e for e in groups[i] if not _is_dump(e)]
                     pattern = " ".join(a for a in c.argv[1:] if not a.startswith("-"))
-                    if _SECRET_RE.search(pattern):
+                    if _SECRET_FILTER_RE.search(pattern):
                         groups[j].append(
                             EnvRead(op="secret", names=(shown(pattern),), span=c.span, via=c.via)
                         )
@@ -1528,6 +1534,63 @@ def _h_rsync(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         r.add(out, r.file(cmd, "copy", dest, source=src, recursive=True))
     if any(o.startswith("--delete") for o in opts):
         r.add(out, r.file(cmd, "delete", dest.rstrip("/") + "/*", recursive=True))
+    if "--remove-source-files" in opts:
+        for src in ops[:-1]:
+            if not _SCP_RE.match(src):
+                r.add(out, r.file(cmd, "delete", src, recursive=True))
+
+
+_TAR_VALUE_OPTS = frozenset(
+    {"-f", "--file", "-C", "--directory", "--exclude", "-T", "--files-from", "-X", "-b", "-H"}
+)
+
+
+def _h_archive(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """tar and zip read what they archive; ``tar --remove-files`` and ``zip -m`` then delete
+    it (an archive is a way to move files away)."""
+    r._reads(cmd, out)
+    argv = cmd.argv
+    files: list[str] = []
+    if argv[0] == "tar":
+        if "--remove-files" not in argv:
+            return
+        skip = False
+        for i, a in enumerate(argv[1:]):
+            if skip:
+                skip = False
+            elif a in _TAR_VALUE_OPTS:
+                skip = True
+            elif a.startswith("--"):
+                continue
+            elif a.startswith("-") or (i == 0 and a.isalpha()):
+                skip = a.endswith("f")  # ``-cf ARCHIVE``, old-style ``cf ARCHIVE``
+            else:
+                files.append(a)
+    else:
+        opts, ops = _split_opts(argv[1:], frozenset({"-x", "-i", "-b", "-n", "-P", "-t", "-O"}))
+        moves = "--move" in opts or any(
+            o.startswith("-") and not o.startswith("--") and "m" in o[1:] for o in opts
+        )
+        files = ops[1:] if moves else []
+    for a in files:
+        r.add(out, r.file(cmd, "delete", a, recursive=True))
+
+
+_EDITORS = frozenset({"vim", "vi", "nvim", "ex", "ed", "red"})
+
+
+def _h_editor(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """An editor driven by a script (``vim -c ':%d' -c ':wq' f``, ``ed -s f <<< ...``) writes
+    the files it opens, content unknown; opened with no script it only shows them."""
+    argv = cmd.argv
+    scripted = argv[0] in ("ed", "red", "ex") or any(
+        a in ("-c", "-s", "-e", "-es", "-S") or a.startswith("+") for a in argv[1:]
+    )
+    _opts, ops = _split_opts(argv[1:], frozenset({"-c", "-S", "-u", "-i", "-p", "-w", "-W"}))
+    for a in ops:
+        if a.startswith("+"):
+            continue
+        r.add(out, r.file(cmd, "edit" if scripted else "read", a))
 
 
 def _h_patch(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
@@ -1968,6 +2031,8 @@ for _n in ("npm", "pnpm", "yarn"):
     _HANDLERS[_n] = _h_npm
 for _n in ("stress", "stress-ng"):
     _HANDLERS[_n] = _h_stress
+for _n in _EDITORS:
+    _HANDLERS[_n] = _h_editor
 _HANDLERS.update(
     {
         "truncate": _h_truncate,
@@ -1980,6 +2045,8 @@ _HANDLERS.update(
         "tee": _h_tee,
         "dd": _h_dd,
         "rsync": _h_rsync,
+        "tar": _h_archive,
+        "zip": _h_archive,
         "patch": _h_patch,
         "sleep": _h_sleep,
         "yes": _h_yes,

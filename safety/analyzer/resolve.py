@@ -81,6 +81,10 @@ _EMIT_SPECIAL = _FETCHERS | {
     "unset",
     "unalias",
     "find",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
     "git",
     "rg",
     "ripgrep",
@@ -270,6 +274,13 @@ def _xargs_input(upstream: tuple[tuple[str, ...], ...]) -> str:
             dirs = [a for a in rest if not a.startswith("-")]
             return (dirs[0].rstrip("/") if dirs else ".") + "/{}"
     return DYN
+
+
+def _git_program(key: str, value: str) -> str:
+    """The shell text a git setting runs: an alias without ``!`` is a git command line."""
+    if key.lower().startswith("alias.") and not value.startswith("!"):
+        return "git " + value
+    return value.lstrip("!")
 
 
 def abspath(p: str, cwd: str | None, home: str) -> str | None:
@@ -911,6 +922,8 @@ class Resolver:
             return out
         if name in res.interpreters:
             self.interpreter(argv, spans, span, st, ctx, deeper, stdin_body)
+        elif name in ("awk", "gawk", "mawk", "nawk"):
+            self.awk_program(argv, spans, st, ctx, deeper)
         return out
 
     def note_download(self, argv: list[str], redirects: tuple[RRedirect, ...], st: _State) -> None:
@@ -1036,6 +1049,8 @@ class Resolver:
             ctx.positional,
             ctx.in_pipe,
         )
+        if name == "git":
+            self.git_config_program(argv, spans, st, c2)
         for i, a in enumerate(argv[1:], 1):
             if name == "git":
                 val = None
@@ -1046,11 +1061,32 @@ class Resolver:
                 if val and "=" in val:
                     key, _, prog = val.partition("=")
                     if _GIT_EXEC_KEY.match(key):
-                        self.shell_string(prog.lstrip("!"), sp, st, c2, "git -c " + key)
+                        self.shell_string(_git_program(key, prog), sp, st, c2, "git -c " + key)
             elif a.startswith(("--pre=", "--hostname-bin=")):
                 self.emit([a.split("=", 1)[1]], [spans[i]], span, st, c2)
             elif a in ("--pre", "--hostname-bin") and i + 1 < len(argv):
                 self.emit([argv[i + 1]], [spans[i + 1]], span, st, c2)
+
+    def git_config_program(self, argv: list[str], spans: list[Span], st: _State, ctx: _Ctx) -> None:
+        """``git config alias.x '!rm -rf tests'`` (or ``core.pager``, ``core.fsmonitor`` ...)
+        stores a program that a later git command runs: it is read as if run now."""
+        if "config" not in argv:
+            return
+        i = argv.index("config") + 1
+        operands: list[int] = []
+        while i < len(argv):
+            a = argv[i]
+            if a in ("-f", "--file", "--blob", "--type"):
+                i += 2
+                continue
+            if not a.startswith("-"):
+                operands.append(i)
+            i += 1
+        if len(operands) >= 2:
+            key, value = argv[operands[0]], argv[operands[1]]
+            if _GIT_EXEC_KEY.match(key) and DYN not in key:
+                sp = spans[operands[1]]
+                self.shell_string(_git_program(key, value), sp, st, ctx, "git config " + key)
 
     def find(
         self, argv: list[str], spans: list[Span], span: Span, st: _State, ctx: _Ctx, deeper: int
@@ -1252,6 +1288,33 @@ class Resolver:
                 code = stdin_body
             else:
                 return
+        self.scan_code(code, cspan, argv[0], st, ctx, deeper)
+
+    def awk_program(
+        self, argv: list[str], spans: list[Span], st: _State, ctx: _Ctx, deeper: int
+    ) -> None:
+        """An awk program is code: ``awk 'BEGIN{system("rm -rf tests")}'`` runs a shell."""
+        i = 1
+        while i < len(argv):
+            a = argv[i]
+            if a in ("-F", "-v"):
+                i += 2
+                continue
+            if a == "-f" or a.startswith("-f"):
+                return  # the program is in a file
+            if a.startswith("-") and a != "-":
+                i += 1
+                continue
+            if "system" in a or "|" in a or "print >" in a:
+                self.scan_code(a, spans[i], argv[0], st, ctx, deeper)
+            return
+
+    def scan_code(
+        self, code: str, cspan: Span, lang: str, st: _State, ctx: _Ctx, deeper: int
+    ) -> None:
+        """The policy's interpreter patterns over code: the commands it runs, and commands
+        standing for what it does to files."""
+        argv = [lang]
         c2 = _Ctx(
             (*ctx.via, argv[0]),
             -1,
