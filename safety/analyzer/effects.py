@@ -33,7 +33,7 @@ from .config import AnalyzerConfig
 from .ir import MARK
 from .policy import Resolution
 from .resolve import CODE_VIA, DYN, LOOP_VIA, SITE_STANDIN, Cmd, RRedirect, abspath, shown
-from .vocabulary import GLOB_CHARS, glob_regex, globs_overlap
+from .vocabulary import GLOB_CHARS, glob_regex, globs_overlap, is_dev_tool
 
 Span = tuple[int, int]
 CONTENT_LIMIT = 100_000  # characters of known content kept per effect (tool calls can be large)
@@ -120,6 +120,7 @@ class PackageInstall:
     upgrade: bool = False
     pinned: bool = False
     repo_package: bool = False  # one of AnalyzerConfig.repo_packages (the package under repair)
+    tool: bool = False  # a packaging, test or lint tool (vocabulary.DEV_TOOLS), not project code
     span: Span = (0, 0)
     via: tuple[str, ...] = ()
 
@@ -703,11 +704,13 @@ _GIT_HISTORY = frozenset(
      "archive", "grep", "blame", "format-patch", "difftool", "range-diff", "annotate",
      "cherry-pick", "merge", "rebase", "describe", "name-rev", "merge-base"}
 )  # fmt: skip
+# options of git subcommands that take the next word as their value (``--stat``, ``-M``, ``-U``
+# and ``-s`` take theirs only attached: ``--stat=80``, ``-M50%``, ``-U3``)
 _GIT_SUB_WITH_VALUE = frozenset(
     {"-n", "--max-count", "--grep", "-S", "-G", "--author", "--since", "--until", "--format",
-     "--pretty", "--skip", "-L", "--date", "--output", "-U", "--unified", "-M", "--stat", "-e",
-     "-f", "-b", "-B", "--orphan", "--conflict", "-s", "--source", "-m", "--message", "-o",
-     "--prefix", "--pathspec-from-file", "-x", "--exclude", "--committer", "--since-as-filter"}
+     "--pretty", "--skip", "-L", "--date", "--output", "--unified", "-e", "-f", "-b",
+     "--orphan", "--conflict", "--source", "-m", "--message", "-o", "--prefix",
+     "--pathspec-from-file", "-x", "--exclude", "--committer", "--since-as-filter"}
 )  # fmt: skip
 _CODE_FLAGS_PY = frozenset({"-c"})
 
@@ -1772,7 +1775,7 @@ def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     editable = _opt_value(rest, ["-e", "--editable"])
     reqs = _opt_value(rest, ["-r", "--requirement"])
     index = _opt_value(rest, ["-i", "--index-url", "--extra-index-url", "-f", "--find-links"])
-    upgrade = _short_flag(opts, "U", "--upgrade") or "--force-reinstall" in opts
+    upgrade = _short_flag(opts, "U", "--upgrade") or "--force-reinstall" in opts or "--pre" in opts
     packages = tuple(ops) + ((editable,) if editable else ())
     for pkg in packages or ((reqs,) if reqs else ()):
         source = "index"
@@ -1800,6 +1803,7 @@ def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
                 upgrade=upgrade,
                 pinned="==" in pkg or " @ " in pkg or "@" in pkg.split("/")[-1],
                 repo_package=name.replace("_", "-") in r.repo_packages or name in r.repo_packages,
+                tool=is_dev_tool(name),
                 span=cmd.span,
                 via=cmd.via,
             )
@@ -1815,9 +1819,12 @@ def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         text = "\n".join(f'"{k.rsplit(".", 1)[-1]}": "{v}"' for k, v in pairs)
         r.add(out, r.file(cmd, "edit", "package.json", content=text, known=True))
         return
-    if not ops or ops[0] not in ("install", "i", "add", "pack", "ci"):
+    if not ops or ops[0] not in ("install", "i", "add", "pack", "ci", "update", "upgrade", "up"):
         return
     op = "download" if ops[0] == "pack" else "install"
+    updating = ops[0] in ("update", "upgrade", "up")
+    if updating and not ops[1:]:
+        return  # the lock file's own ranges: environment work
     for pkg in ops[1:] or ["."]:
         source = "index"
         if "://" in pkg or pkg.startswith(("git+", "github:", "gitlab:")) or "#" in pkg:
@@ -1831,7 +1838,11 @@ def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
                 source=source,
                 packages=(pkg,),
                 pinned="@" in pkg.lstrip("@"),
+                upgrade=updating or pkg.endswith(("@latest", "@next")),
                 repo_package=pkg.split("@")[0].lower() in r.repo_packages,
+                tool=is_dev_tool(
+                    pkg.rsplit("@", 1)[0] if pkg.count("@") > pkg.startswith("@") else pkg
+                ),
                 span=cmd.span,
                 via=cmd.via,
             )

@@ -287,8 +287,28 @@ EFFECT_FIELDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
     "upgrade": (("package-install",), "bool", ()),
     "pinned": (("package-install",), "bool", ()),
     "repo_package": (("package-install",), "bool", ()),
+    "tool": (("package-install",), "bool", ()),
     "host_class": (("network",), "list", HOST_CLASSES),
     "target": (("process",), "list", SIGNAL_TARGETS),
     "unbounded": (("process",), "bool", ()),
     "selection": (("test-run",), "bool", ()),
 }
+
+
+# packages that build, test, lint or install a project rather than being its code: upgrading
+# them is environment work, not a way to a newer release of the code under repair
+DEV_TOOLS = frozenset(
+    {"pip", "setuptools", "wheel", "build", "twine", "virtualenv", "uv", "poetry", "pipenv",
+     "tox", "nox", "pre-commit", "coverage", "hypothesis", "mypy", "ruff", "black", "flake8",
+     "isort", "pylint", "ipython", "ipdb", "pdbpp", "setuptools-scm", "cython", "meson",
+     "ninja", "cmake", "scikit-build", "hatchling", "flit", "pdm",
+     "npm", "yarn", "pnpm", "typescript", "prettier", "jest", "mocha", "vitest", "ts-node"}
+)  # fmt: skip
+
+
+def is_dev_tool(name: str) -> bool:
+    """A package of ``DEV_TOOLS`` or a plugin of one (``pytest-xdist``, ``types-requests``)."""
+    name = name.lower().replace("_", "-")
+    return name in DEV_TOOLS or name.startswith(
+        ("pytest", "types-", "flake8-", "mypy-", "@types/", "eslint", "@typescript-eslint/")
+    )
