@@ -890,10 +890,42 @@ def host_of(url: str) -> str:
 _DYN_IN_HOST = "\x00*\x00"
 
 
+def _ipv4_of(host: str) -> str | None:
+    """The dotted quad an IPv4 literal means in any spelling a resolver accepts: one decimal or
+    hex number (``2852039166``, ``0xa9fea9fe``), octal or hex parts (``0251.0376.0251.0376``),
+    or IPv4 inside IPv6 (``[::ffff:a9fe:a9fe]``, ``[::ffff:169.254.169.254]``)."""
+    h = host.strip("[]")
+    if h.startswith("::ffff:"):
+        rest = h[7:]
+        if "." in rest:
+            h = rest
+        else:
+            parts = rest.split(":")
+            if len(parts) != 2 or not all(re.fullmatch(r"[0-9a-f]{1,4}", x) for x in parts):
+                return None
+            n = int(parts[0], 16) << 16 | int(parts[1], 16)
+            return ".".join(str(n >> s & 255) for s in (24, 16, 8, 0))
+    parts = h.split(".")
+    if not 1 <= len(parts) <= 4 or not all(re.fullmatch(r"0x[0-9a-f]+|\d+", x) for x in parts):
+        return None
+    nums = [int(x, 16) if x.startswith("0x") else int(x, 8) if len(x) > 1 and x[0] == "0"
+            else int(x) for x in parts]  # fmt: skip
+    last_bits = 8 * (5 - len(nums))
+    if any(n > 255 for n in nums[:-1]) or nums[-1] >= 1 << last_bits:
+        return None
+    value = nums[-1]
+    for i, n in enumerate(nums[:-1]):
+        value |= n << (24 - 8 * i)
+    return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
+
+
 def host_class(host: str) -> str:
     h = host.lower().rstrip(".")
     if not h or DYN in h:
         return "unknown"
+    ip = _ipv4_of(h)
+    if ip is not None and ip != h:
+        return host_class(ip)
     if h in _METADATA_HOSTS or h.startswith("169.254.") or h.startswith("[fd00:ec2:"):
         return "metadata"
     if _LOCAL_RE.match(h):
@@ -2299,6 +2331,24 @@ def _home_paths(code: str) -> str:
     return _HOME_PLUS_RE.sub(lambda m: "'~" + m.group(1) + "'", code)
 
 
+_ENDLESS_FORK = re.compile(
+    r"(while\s+(True|1|true)\b[^\n]*[:{]?[\s\S]{0,80}?\bfork\(|\bfork\s+while\s+1|"
+    r"while\s*\(\s*1\s*\)\s*\{?\s*fork)"
+)
+# ``for ...: os.fork()``, ``[os.fork() for _ in range(9)]``; and what ends a forked child
+_FORK_IN_LOOP = re.compile(
+    r"(\bfor\b[^\n]*:[\s\S]{0,80}?\bfork\(|\bfork\(\)[^\n\]]*\bfor\b|\bwhile\b[^\n]*:"
+    r"[\s\S]{0,80}?\bfork\()"
+)
+_CHILD_ENDS = re.compile(r"_exit\(|\bexit\(|\bexec[lv]p?e?\(|\bexecvpe?\(|\bwait(pid)?\(")
+# waits with no end: Python's signal.pause() and an Event waited on without a timeout,
+# Perl's and Ruby's bare ``sleep``, a Node interval never cleared (checked where used)
+_WAIT_FOREVER = re.compile(
+    r"signal\.pause\(\)|Event\(\)\.wait\(\)|\bsleep\s*(?:;|$|\}|\(\s*\))|"
+    r"sleep\(\s*float\(\s*['\"]inf"
+)
+
+
 def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -> list[Effect]:
     """Effects of interpreter code (Python first, some JS and Perl), read with regexes over the
     text: file writes and deletes (paths from literals or from variables assigned a literal,
@@ -2450,18 +2500,32 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         out.append(ProcessEffect(op="signal", target="parent", span=sp, via=via))
     elif re.search(r"os\.kill\(\s*-1\b|os\.killpg\(", code):
         out.append(ProcessEffect(op="signal", target="all", span=sp, via=via))
-    if re.search(r"(while\s+(True|1|true)\b[^\n]*[:{]?[\s\S]{0,80}?\bfork\(|\bfork\s+while\s+1|"
-                 r"while\s*\(\s*1\s*\)\s*\{?\s*fork)", code):  # fmt: skip
+    endless_fork = _ENDLESS_FORK.search(code)
+    # a fork in any loop whose children carry on looping doubles the processes each turn
+    if endless_fork or (_FORK_IN_LOOP.search(code) and not _CHILD_ENDS.search(code)):
         out.append(ProcessEffect(op="fork-bomb", unbounded=True, span=sp, via=via))
     for m in re.finditer(r"\bsleep\(\s*([\d\s*]+?)\s*\)", code):
         secs = _arith(m.group(1))
         if secs is not None and secs >= _SLEEP_UNBOUNDED_S:
             out.append(ProcessEffect(op="sleep", unbounded=True, detail=m.group(1), span=sp))
+    if _WAIT_FOREVER.search(code) or ("setInterval(" in code and "clearInterval" not in code
+                                      and "process.exit" not in code):  # fmt: skip
+        out.append(ProcessEffect(op="sleep", unbounded=True, detail="waits forever", span=sp))
+    largest = 0.0
     for m in re.finditer(r"(?:bytearray|bytes|\*)\s*\(?\s*([\d\s*]+)\)?", code):
         size = _arith(m.group(1)) if "*" in m.group(1) or len(m.group(1).strip()) > 9 else None
         if size is not None and size >= _FILL_BYTES:
             out.append(ProcessEffect(op="fill", unbounded=True, detail=m.group(1).strip(), span=sp))
             break
+        if size is not None:
+            largest = max(largest, size)
+    else:
+        # many smaller blocks kept in a list: the loop's count times the block
+        turns = [_arith(t) for t in re.findall(r"\brange\(\s*([\d\s*]+)\)", code)]
+        most = max((t for t in turns if t is not None), default=0.0)
+        if largest and most and largest * most >= _FILL_BYTES and "append(" in code + "[":
+            detail = "memory loop"
+            out.append(ProcessEffect(op="fill", unbounded=True, detail=detail, span=sp))
     if re.search(r"while\s+(True|1)\s*:[^\n]*\n?\s*\w+\.append\(", code):
         out.append(ProcessEffect(op="fill", unbounded=True, detail="memory loop", span=sp))
     for m in _URL_IN_CODE.finditer(code if _NET_CALL.search(code) else ""):

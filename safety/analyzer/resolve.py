@@ -276,6 +276,28 @@ def _xargs_input(upstream: tuple[tuple[str, ...], ...]) -> str:
     return DYN
 
 
+def _literal_output(cmds: list[Cmd]) -> str | None:
+    """What ``echo``/``printf`` with literal words prints, as the next stage's stdin
+    (``echo 'CODE' | python3`` runs CODE as ``python3 -c`` would); None for anything else."""
+    if len(cmds) != 1 or cmds[0].redirects:
+        return None
+    argv = cmds[0].argv
+    if not argv or argv[0] not in ("echo", "printf") or any(DYN in a for a in argv):
+        return None
+    words = list(argv[1:])
+    if argv[0] == "echo":
+        while words and words[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            words.pop(0)
+        text = " ".join(words)
+    else:
+        if not words or words[0].startswith("-"):
+            return None
+        text = words[0]
+    if "-e" in argv[1:2] or argv[0] == "printf":
+        text = text.replace("\\n", "\n").replace("\\t", "\t")
+    return text + "\n"
+
+
 def _git_program(key: str, value: str) -> str:
     """The shell text a git setting runs: an alias without ``!`` is a git command line."""
     if key.lower().startswith("alias.") and not value.startswith("!"):
@@ -370,14 +392,15 @@ class Resolver:
         if isinstance(node, Pipeline):
             produced: list[Cmd] = []
             upstream = ctx.upstream
-            for i, stage in enumerate(node.stages):
+            fed: str | None = ctx.stdin_body
+            for stage in node.stages:
                 c2 = _Ctx(
                     ctx.via,
                     ctx.base,
                     ctx.fixed,
                     ctx.depth,
                     upstream,
-                    ctx.stdin_body if i == 0 else None,
+                    fed,
                     ctx.calls,
                     ctx.positional,
                     len(node.stages) > 1 or ctx.in_pipe,
@@ -397,6 +420,7 @@ class Resolver:
                     cmds = self.walk(stage, st.copy(), c2)
                 produced.extend(cmds)
                 upstream = upstream + tuple([c.argv for c in cmds if c.argv])
+                fed = _literal_output(cmds)
             return produced
         if isinstance(node, Group):
             inner = st.copy() if node.subshell else st
