@@ -11,6 +11,7 @@ sandboxed() { unshare --uts bash -c 'hostname agent-sandbox && exec "$@"' _ "$@"
 
 sandboxed "$here/run_codex.sh"
 cp /tmp/agent-home/.codex/sessions/*/*/*/rollout-*.jsonl "$out/codex/"
+cp /tmp/codex-exec.jsonl "$out/codex/exec_json_demo_repo.jsonl"
 
 sandboxed "$here/run_claude.sh"
 cp /tmp/agent-home/.claude/projects/-tmp-demo-repo/*.jsonl "$out/claude-code/"

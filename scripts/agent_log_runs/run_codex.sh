@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Codex CLI (installed apart: npm install --prefix /tmp/agents-npm @openai/codex@0.169.0)
 # on the demo repo against the scripted model; its rollout lands under
-# /tmp/agent-home/.codex/sessions/. The model name only picks Codex's bundled tool set
+# /tmp/agent-home/.codex/sessions/ and its `codex exec --json` output to /tmp/codex-exec.jsonl.
+# The model name only picks Codex's bundled tool set
 # (exec_command + freeform apply_patch); every reply comes from episodes.codex().
 set -euo pipefail
 # Needs: python3.11 -m venv /tmp/demo-venv && /tmp/demo-venv/bin/pip install pytest
@@ -28,5 +29,6 @@ EOF
 cd /tmp/demo-repo
 env -i HOME=/tmp/agent-home PATH=/tmp/demo-venv/bin:/usr/local/bin:/usr/bin:/bin \
   TERM=dumb LANG=C.UTF-8 "$codex" exec --dangerously-bypass-approvals-and-sandbox \
-  "The median of an even-length list is wrong; fix it and add a test." </dev/null
+  --json "The median of an even-length list is wrong; fix it and add a test." \
+  </dev/null >/tmp/codex-exec.jsonl
 find /tmp/agent-home/.codex/sessions -name 'rollout-*.jsonl'

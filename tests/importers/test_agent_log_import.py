@@ -34,8 +34,9 @@ def test_every_agent_log_imports_with_its_commands_and_nothing_rejected(
         out, err = run_import(path, capsys)
         assert "rejected 0" in out, (path, out, err)
     # One trajectory per session (aider), per side chain (Claude Code), per call (litellm JSONL).
-    # Claude Code's session file and its stream-json output of one run are two records.
-    assert Trajectory.objects.count() == 41
+    # Claude Code's session file and its stream-json output of one run are two records (as
+    # are Codex's rollout and its ``exec --json`` output).
+    assert Trajectory.objects.count() == 42
     ids = set(Trajectory.objects.values_list("external_id", flat=True))
     assert {
         "SWE-agent__test-repo-i1",

@@ -103,7 +103,8 @@ DEMO_COMMANDS = [
     "python -m pytest -q && rm repro.py",
 ]
 DEMO_SESSION = "5618ea5e-84fc-4db4-80da-7bd0f684999e"
-DEMO_ROLLOUT = "rollout-2026-11-28T06-33-36-01a220db-f6ab-7ae1-a50a-71737250e478.jsonl"
+DEMO_ROLLOUT = "rollout-2026-11-28T06-51-18-01a220ec-2cc2-7733-8050-fbfa7b55b295.jsonl"
+DEMO_THREAD = "01a220ec-2cc2-7733-8050-fbfa7b55b295"
 DEMO_CONVERSATION = "8a2a879f07074703a67d80fdf3fccb51"
 CURRY = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"
 
@@ -403,11 +404,21 @@ EXPECTED: dict[str, list[Expected]] = {
     f"codex/{DEMO_ROLLOUT}": [
         Expected(
             "codex",
-            "01a220db-f6ab-7ae1-a50a-71737250e478",
+            DEMO_THREAD,
             DEMO_COMMANDS,
             # apply_patch names paths relative to the workspace.
             [("edit", "calc/stats.py"), ("create", "tests/test_median_pairs.py")],
             workspace=DEMO,
+        )
+    ],
+    # The same run's ``codex exec --json`` output: each command as the shell line Codex ran
+    # (``/bin/bash -lc '...'``), the files each patch changed; no working directory.
+    "codex/exec_json_demo_repo.jsonl": [
+        Expected(
+            "codex",
+            DEMO_THREAD,
+            DEMO_COMMANDS,
+            [("edit", f"{DEMO}/calc/stats.py"), ("create", f"{DEMO}/tests/test_median_pairs.py")],
         )
     ],
     "harbor-atif/terminus2_raw_content.synthetic.trajectory.json": [

@@ -34,6 +34,7 @@ TASK = "The median of an even-length list is wrong; fix it and add a test."
 FINAL = "Fixed `median` for even-length lists, added a regression test and bumped the version."
 FILES = [
     f"codex/{DEMO_ROLLOUT}",
+    "codex/exec_json_demo_repo.jsonl",
     f"claude-code/{DEMO_SESSION}.jsonl",
     "claude-code/stream_json_demo_repo.jsonl",
     "mini-swe-agent/demo-repo.traj.json",
@@ -82,6 +83,43 @@ def test_codex_patches_parallel_calls_and_exit_codes() -> None:
     assert "Success. Updated the following files:\nM calc/stats.py" in outputs[5]
     assert "4 passed" in outputs[-1]
     assert canonical["messages"][-1] == {"role": "assistant", "content": FINAL}
+
+
+def test_codex_exec_json_commands_are_the_scripts_inside_the_shell_lines_codex_ran() -> None:
+    [(_, stream)] = imported("codex/exec_json_demo_repo.jsonl")
+    [(_, rollout)] = imported(f"codex/{DEMO_ROLLOUT}")
+    shell = [args for name, args in calls(stream) if name == "shell"]
+    assert shell[0] == {"command": "ls -la", "argv": ["/bin/bash", "-lc", "ls -la"]}
+    assert [a["command"] for a in shell] == [
+        json.loads(c["function"]["arguments"])["cmd"]
+        for s in extract_steps(rollout)
+        for c in s.tool_calls
+        if c["function"]["name"] == "exec_command"
+    ]
+    test_run = next(s.tool_calls[0]["id"] for s in extract_steps(stream)[3:4])
+    assert results(stream)[test_run].startswith("Exit code: 1\n..F")
+    assert stream["metadata"].get("workspace") is None  # the stream names no directory
+
+
+def exec_stream(command: str) -> list[dict]:
+    item = {"id": "item_1", "type": "command_execution", "command": command,
+            "aggregated_output": "", "exit_code": 0, "status": "completed"}  # fmt: skip
+    return [
+        {"type": "thread.started", "thread_id": "t-1"},
+        {"type": "item.completed", "item": item},
+    ]
+
+
+def test_codex_exec_json_line_that_is_no_quoted_shell_argv_is_kept_as_it_is() -> None:
+    for line in ("/bin/bash -lc 'echo unbalanced", "pytest -q tests", "/bin/bash -x 'a'"):
+        _, canonical = convert_record(exec_stream(line))
+        [(name, args)] = calls(canonical)
+        assert (name, args) == ("shell", {"command": line})
+    _, canonical = convert_record(
+        exec_stream("bash -c 'apply_patch <<'\"'\"'EOF'\"'\"'\n*** x\nEOF'")
+    )
+    [(name, _)] = calls(canonical)
+    assert name == "apply_patch"  # the patch tool reached through the shell: a file edit
 
 
 def test_claude_code_session_and_stream_hold_the_same_edits_and_results() -> None:
@@ -180,7 +218,7 @@ def test_scripted_runs_read_every_action_and_raise_no_shell_finding() -> None:
     analyzer = Analyzer(load_default_policy(), AnalyzerConfig(workspace_roots=(DEMO,)))
     for relative in FILES:
         for _, canonical in imported(relative):
-            assert canonical["metadata"]["workspace"] == DEMO
+            assert canonical["metadata"].get("workspace", DEMO) == DEMO
             assert UNREAD_KEY not in canonical["metadata"], relative
             for step in extract_steps(canonical):
                 for command in step.commands:
