@@ -6,7 +6,8 @@ messages, ``reasoning``, ``function_call`` / ``custom_tool_call`` / ``local_shel
 their outputs paired by ``call_id``) and ``event_msg`` (UI events that repeat the items; not
 read). Rollouts before the ``payload`` envelope hold a first line with ``id`` and
 ``instructions``, then bare items and ``{"record_type": "state"}`` lines. ``codex exec --json``
-streams (``thread.started``, ``item.completed`` ...) are read too.
+streams (``thread.started``, ``item.completed`` ...) are read too; they name a command by the
+shell line Codex ran (``/bin/bash -lc 'ls -la'``), read as the argv it quotes.
 
 Shell calls keep their tool name (``shell``, ``shell_command``, ``exec_command``,
 ``local_shell``); an argv such as ``["bash", "-lc", "ls"]`` becomes the command ``ls`` (the
@@ -252,6 +253,20 @@ def _item(builder: _Builder, item: dict) -> None:
         builder.output(call_id, _output_text(item.get("output")))
 
 
+def _exec_command_call(call_id: str | None, command: object) -> dict:
+    """``codex exec --json`` names a command by the shell line Codex ran, its argv quoted
+    (``/bin/bash -lc 'ls -la'``): read as that argv, the command is the script inside, as in
+    the rollout, and the argv is kept beside it. A line that is no such argv stays as it is."""
+    if isinstance(command, str):
+        try:
+            words = shlex.split(command)
+        except ValueError:  # unbalanced quotes: not a quoted argv
+            words = []
+        if len(words) == 3 and words[0] in SHELLS and words[1] in ("-c", "-lc", "-ic"):
+            return _shell_call(call_id, "shell", {"command": words})
+    return tool_call(call_id, "shell", {"command": command})
+
+
 def _exec_event(builder: _Builder, event: dict) -> None:
     """``codex exec --json``: items carry the command (and its output) or the files changed."""
     if event.get("type") != "item.completed" or not isinstance(event.get("item"), dict):
@@ -266,7 +281,7 @@ def _exec_event(builder: _Builder, event: dict) -> None:
     elif kind == "reasoning":
         builder.reasoning(text_of(item.get("text")))
     elif kind == "command_execution":
-        builder.call(tool_call(call_id, "shell", {"command": item.get("command")}))
+        builder.call(_exec_command_call(call_id, item.get("command")))
         output = text_of(item.get("aggregated_output"))
         code = item.get("exit_code")
         builder.output(call_id, f"Exit code: {code}\n{output}" if code not in (0, None) else output)

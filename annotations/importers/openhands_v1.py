@@ -4,9 +4,10 @@ Events carry a ``kind``: ``SystemPromptEvent`` (system prompt, tools), ``Message
 (``llm_message`` of the user or the agent), ``ActionEvent`` (one tool call: ``tool_call`` holds
 the arguments the model sent, ``action`` the parsed action; actions of one model response share
 ``llm_response_id`` and make one step), ``ObservationEvent`` (the result, paired by
-``tool_call_id``), ``AgentErrorEvent`` and ``UserRejectObservation`` (a call that did not run),
-and bookkeeping (state updates, condensations, pauses), which is skipped. The workspace is the
-terminal's ``working_dir`` as the first observation reports it.
+``tool_call_id``; a terminal's output with the exit code the SDK showed the model),
+``AgentErrorEvent`` and ``UserRejectObservation`` (a call that did not run), and bookkeeping
+(state updates, condensations, pauses), which is skipped. The workspace is the terminal's
+``working_dir`` as the first observation reports it.
 """
 
 from __future__ import annotations
@@ -74,6 +75,25 @@ def _text(value: object) -> str:
     if isinstance(value, list):
         return text_of([p for p in value if not isinstance(p, dict) or p.get("type") != "image"])
     return text_of(value)
+
+
+def _as_the_agent_read_it(observation: dict, content: str) -> str:
+    """A terminal observation's output between the ``prefix`` and ``suffix`` its metadata holds,
+    as the SDK shows it to the model. The suffix says how the command ended ("[The command
+    completed with exit code 1.]", a timeout): the output alone hides a failing command, as
+    ``is_error`` stays false for a non-zero exit. An exit code the suffix does not state is
+    added in the SDK's words."""
+    meta = observation.get("metadata")
+    if not isinstance(meta, dict):
+        return content
+    prefix, suffix = meta.get("prefix"), meta.get("suffix")
+    text = (prefix if isinstance(prefix, str) else "") + content
+    text += suffix if isinstance(suffix, str) else ""
+    code = observation.get("exit_code", meta.get("exit_code"))
+    stated = isinstance(suffix, str) and "exit code" in suffix
+    if isinstance(code, int) and not isinstance(code, bool) and code != -1 and not stated:
+        text += f"\n[Command finished with exit code {code}]"
+    return text
 
 
 def _reasoning(event: dict, message: dict | None = None) -> str:
@@ -160,6 +180,7 @@ def convert(record: object) -> dict:
                 event.get("observation") if isinstance(event.get("observation"), dict) else {}
             )
             content = _text(observation.get("content")) or text_of(observation.get("output"))
+            content = _as_the_agent_read_it(observation, content)
             if observation.get("is_error") is True and not content.startswith("Error"):
                 content = f"Error: {content}" if content else "Error"
             meta = observation.get("metadata")

@@ -34,7 +34,9 @@ def test_every_agent_log_imports_with_its_commands_and_nothing_rejected(
         out, err = run_import(path, capsys)
         assert "rejected 0" in out, (path, out, err)
     # One trajectory per session (aider), per side chain (Claude Code), per call (litellm JSONL).
-    assert Trajectory.objects.count() == 36
+    # Claude Code's session file and its stream-json output of one run are two records (as
+    # are Codex's rollout and its ``exec --json`` output).
+    assert Trajectory.objects.count() == 42
     ids = set(Trajectory.objects.values_list("external_id", flat=True))
     assert {
         "SWE-agent__test-repo-i1",
@@ -48,6 +50,15 @@ def test_every_agent_log_imports_with_its_commands_and_nothing_rejected(
         pony = Trajectory.objects.get(external_id="ponylang__ponyc-4595", source_format=fmt)
         assert pony.command_count == 13
         assert pony.metadata["workspace"] == ["/workspace/ponylang__ponyc__0.1", "/workspace"]
+    # The agents' own logs of one scripted piece of work (scripts/agent_log_runs/).
+    demo = Trajectory.objects.filter(metadata__workspace="/tmp/demo-repo")
+    assert sorted((t.source_format, t.command_count) for t in demo) == [
+        ("claude-code", 7),
+        ("claude-code", 7),
+        ("codex", 7),
+        ("mini-swe-agent", 10),
+        ("openhands-v1", 7),
+    ]
     # Ids the content lacks, from the file's name (the command passes its path).
     by_name = Trajectory.objects.get(external_id="cd94562403b9487ebdd4018e3f531dfd")
     assert by_name.metadata["id_from"] == "file name"

@@ -85,6 +85,27 @@ PONY_EDITS = [
     ("edit", f"{PONY}/src/libponyc/ast/parser.c"),
 ]
 SESSION = "00000000-0000-4000-8000-0000000c1a0d"
+# Real runs of the agents themselves against a scripted model (scripts/agent_log_runs/): the
+# same work in each agent's own tools, on the demo repository at /tmp/demo-repo.
+DEMO = "/tmp/demo-repo"
+DEMO_REPRO = (
+    "cat > repro.py <<'EOF'\nfrom calc.stats import median\n\nprint(median([4, 1, 3, 2]))\n"
+    "EOF\npython repro.py"
+)
+DEMO_SED = 'sed -i \'s/__version__ = "0.1.0"/__version__ = "0.1.1"/\' calc/__init__.py'
+DEMO_COMMANDS = [
+    "ls -la",
+    "cat calc/stats.py",
+    'grep -rn "median" --include=*.py .',
+    "python -m pytest -q",
+    DEMO_REPRO,
+    DEMO_SED,
+    "python -m pytest -q && rm repro.py",
+]
+DEMO_SESSION = "5618ea5e-84fc-4db4-80da-7bd0f684999e"
+DEMO_ROLLOUT = "rollout-2026-11-28T06-51-18-01a220ec-2cc2-7733-8050-fbfa7b55b295.jsonl"
+DEMO_THREAD = "01a220ec-2cc2-7733-8050-fbfa7b55b295"
+DEMO_CONVERSATION = "8a2a879f07074703a67d80fdf3fccb51"
 CURRY = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"
 
 EXPECTED: dict[str, list[Expected]] = {
@@ -185,6 +206,26 @@ EXPECTED: dict[str, list[Expected]] = {
             patch_starts="diff --git a/src/app.py b/src/app.py",
         )
     ],
+    # Text mode: every action, the edits too, is a ```mswea_bash_command block.
+    "mini-swe-agent/demo-repo.traj.json": [
+        Expected(
+            "mini-swe-agent",
+            "demo-repo",
+            [
+                *DEMO_COMMANDS[:5],
+                "python - <<'EOF'\nfrom pathlib import Path\n\npath = Path('calc/stats.py')\n"
+                "path.write_text(path.read_text().replace('    return ordered[middle]\\n', "
+                "'    if len(ordered) % 2 == 0:\\n        return (ordered[middle - 1] + "
+                "ordered[middle]) / 2\\n    return ordered[middle]\\n'))\nEOF",
+                "cat > tests/test_median_pairs.py <<'EOF'\nfrom calc.stats import median\n\n\n"
+                "def test_median_of_two():\n    assert median([1, 2]) == 1.5\nEOF",
+                *DEMO_COMMANDS[5:],
+                "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached",
+            ],
+            workspace=DEMO,
+            patch_starts="diff --git a/calc/__init__.py b/calc/__init__.py",
+        )
+    ],
     "openhands-v0/resolver_output.jsonl": [
         Expected(
             "openhands",
@@ -245,6 +286,16 @@ EXPECTED: dict[str, list[Expected]] = {
             "cd94562403b9487ebdd4018e3f531dfd",  # from the file name
             ["pwd > tool_output.txt"],
             workspace="/workspace/project/software-agent-sdk",
+        )
+    ],
+    f"openhands-v1/{DEMO_CONVERSATION}.events.jsonl": [
+        Expected(
+            "openhands-v1",
+            DEMO_CONVERSATION,
+            [f"cd {DEMO} && ls -la", *DEMO_COMMANDS[1:]],
+            # The view before the edit reads; it is no file effect.
+            [("edit", f"{DEMO}/calc/stats.py"), ("create", f"{DEMO}/tests/test_median_pairs.py")],
+            workspace=DEMO,
         )
     ],
     "claude-code/sidechain_integrated.jsonl": [
@@ -329,6 +380,45 @@ EXPECTED: dict[str, list[Expected]] = {
             ],
             [("edit", "src/app/config.py"), ("create", "tests/test_config.py")],
             workspace="/workspace/app",
+        )
+    ],
+    f"claude-code/{DEMO_SESSION}.jsonl": [
+        Expected(
+            "claude-code",
+            DEMO_SESSION,
+            DEMO_COMMANDS,
+            [("edit", f"{DEMO}/calc/stats.py"), ("write", f"{DEMO}/tests/test_median_pairs.py")],
+            workspace=DEMO,
+        )
+    ],
+    # The same run's ``claude -p --output-format stream-json --verbose`` output.
+    "claude-code/stream_json_demo_repo.jsonl": [
+        Expected(
+            "claude-code",
+            DEMO_SESSION,
+            DEMO_COMMANDS,
+            [("edit", f"{DEMO}/calc/stats.py"), ("write", f"{DEMO}/tests/test_median_pairs.py")],
+            workspace=DEMO,
+        )
+    ],
+    f"codex/{DEMO_ROLLOUT}": [
+        Expected(
+            "codex",
+            DEMO_THREAD,
+            DEMO_COMMANDS,
+            # apply_patch names paths relative to the workspace.
+            [("edit", "calc/stats.py"), ("create", "tests/test_median_pairs.py")],
+            workspace=DEMO,
+        )
+    ],
+    # The same run's ``codex exec --json`` output: each command as the shell line Codex ran
+    # (``/bin/bash -lc '...'``), the files each patch changed; no working directory.
+    "codex/exec_json_demo_repo.jsonl": [
+        Expected(
+            "codex",
+            DEMO_THREAD,
+            DEMO_COMMANDS,
+            [("edit", f"{DEMO}/calc/stats.py"), ("create", f"{DEMO}/tests/test_median_pairs.py")],
         )
     ],
     "harbor-atif/terminus2_raw_content.synthetic.trajectory.json": [
