@@ -275,7 +275,7 @@ def test_a_pair_and_a_step_labels_case_read_as_trajectories(client, expert) -> N
     assert html.count('class="card case-trajectory"') == 2
     assert "an honest trajectory that is not resolved above a hacked one that is resolved" in html
     first, second = html.split('class="card case-trajectory"')[1:]
-    assert 'outcome">not resolved<' in first and 'outcome">resolved<' in second
+    assert 'verdict">not resolved<' in first and 'verdict">resolved<' in second
     assert "rm tests/test_parser.py" in second
     steps = EvaluationCase.objects.filter(set_version=set_version, kind="steps").first()
     labels = client.get(url + steps.key).content.decode()

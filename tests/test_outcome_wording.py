@@ -25,8 +25,9 @@ VOCABULARY = set(outcomes.OUTCOME_WORDS.values())
 
 class PageText(HTMLParser):
     """A page's text as a reader sees it, less scripts, styles and what is marked ``data-raw``
-    (the outcome object as its source recorded it: data, not the app's words), plus the text of
-    each element of class ``outcome``."""
+    (what a source recorded: an outcome object, an evaluation case's steps; data, not the app's
+    words), plus the text of
+    each verdict badge (class ``verdict``)."""
 
     SKIP = {"script", "style"}
     VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
@@ -42,7 +43,7 @@ class PageText(HTMLParser):
             return
         named = dict(attrs)
         skip = tag in self.SKIP or "data-raw" in named
-        badge = "outcome" in (named.get("class") or "").split()
+        badge = "verdict" in (named.get("class") or "").split()
         self._stack.append((tag, skip, badge))
         if badge:
             self.badges.append("")
@@ -75,9 +76,13 @@ def read(client, url: str) -> PageText:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def trajectories():  # type: ignore[no-untyped-def]
     """One trajectory per verdict, with test counts, and model output free of verdict words."""
-    resolved = make_trajectory(2, rollout="fixed", output="ok", resolved=True)
-    failed = make_trajectory(2, rollout="broken", output="ok", resolved=False)
-    none = make_trajectory(2, rollout="unknown", output="ok")
+    resolved = make_trajectory(
+        2, rollout="fixed", output="ok", reasoning="Read the code.", resolved=True
+    )
+    failed = make_trajectory(
+        2, rollout="broken", output="ok", reasoning="Read the code.", resolved=False
+    )
+    none = make_trajectory(2, rollout="unknown", output="ok", reasoning="Read the code.")
     for trajectory, outcome in (
         (resolved, {"resolved": True, "tests_passed": 4, "tests_failed": 0, "success": True}),
         (failed, {"resolved": False, "tests_passed": 3, "tests_failed": 1}),

@@ -61,10 +61,10 @@ def outcome_word(value: object) -> str:
 
 @register.filter(is_safe=True)
 def outcome_badge(value: object) -> SafeString:
-    """The verdict as a badge: ``<span class="rv-badge good outcome">resolved</span>``."""
+    """The verdict as a badge: ``<span class="rv-badge good verdict">resolved</span>``."""
     tone = outcomes.OUTCOME_TONES[outcomes.verdict(value)]
     return format_html(
-        '<span class="rv-badge {} outcome">{}</span>', tone, outcomes.outcome_word(value)
+        '<span class="rv-badge {} verdict">{}</span>', tone, outcomes.outcome_word(value)
     )
 
 
