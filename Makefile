@@ -11,7 +11,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rewardhub
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # The pure cores (no Django, no I/O) that `make check` type-checks with mypy --strict; the
 # configuration is [tool.mypy] in pyproject.toml.
-MYPY_STRICT_PATHS := core/actions.py core/bidi.py core/canonical.py core/jsonlimits.py core/text_actions.py safety/analyzer safety/effects rewards/scoring rewards/evaluation trainer_bridge/losses.py
+MYPY_STRICT_PATHS := core/actions.py core/bidi.py core/canonical.py core/outcomes.py core/jsonlimits.py core/text_actions.py safety/analyzer safety/effects rewards/scoring rewards/evaluation trainer_bridge/losses.py
 
 .PHONY: install run test test-fast test-frameworks lint format check bench bench-http bench-burst services clean demo-train serve loadtest soak fuzz schemathesis
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from annotations.models import FinalLabel, LabelEvent, Step, StepLabel, Trajectory
+from core import outcomes
 from core.admin_lists import IndexedValuesFilter, LargeTableAdmin
 
 # The JSON of the step and trajectory a label row names: not read for a changelist.
@@ -30,6 +31,27 @@ class StepInline(admin.TabularInline):
         return False
 
 
+class OutcomeFilter(admin.SimpleListFilter):
+    """The ``resolved`` verdict, worded as every page words it (``core.outcomes``)."""
+
+    title = "outcome"
+    parameter_name = "outcome"
+    _VALUES = {"resolved": True, "not-resolved": False, "none": None}
+
+    def lookups(self, request, model_admin):  # type: ignore[no-untyped-def]
+        return [(key, outcomes.OUTCOME_WORDS[value]) for key, value in self._VALUES.items()]
+
+    def queryset(self, request, queryset):  # type: ignore[no-untyped-def]
+        if self.value() not in self._VALUES:
+            return queryset
+        value = self._VALUES[self.value()]
+        return (
+            queryset.filter(resolved__isnull=True)
+            if value is None
+            else queryset.filter(resolved=value)
+        )
+
+
 @admin.register(Trajectory)
 class TrajectoryAdmin(LargeTableAdmin):
     list_display = [
@@ -37,7 +59,7 @@ class TrajectoryAdmin(LargeTableAdmin):
         "external_id",
         "task_type",
         "source_format",
-        "resolved",
+        "outcome_verdict",
         "step_count",
         "command_count",
         "created_at",
@@ -45,7 +67,7 @@ class TrajectoryAdmin(LargeTableAdmin):
     list_filter = [
         ("source_format", IndexedValuesFilter),
         ("task_type", IndexedValuesFilter),
-        "resolved",
+        OutcomeFilter,
         "created_at",
     ]
     search_fields = ["external_id", "digest", "task_type"]
@@ -54,6 +76,10 @@ class TrajectoryAdmin(LargeTableAdmin):
 
     def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
         return False  # trajectories come through the importers, which build their C1 document
+
+    @admin.display(description="outcome", ordering="resolved")
+    def outcome_verdict(self, obj: Trajectory) -> str:
+        return outcomes.outcome_word(obj.resolved)
 
     def get_queryset(self, request):  # type: ignore[no-untyped-def]
         # The canonical JSON is read only by the change page (one deferred load there).

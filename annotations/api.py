@@ -23,6 +23,7 @@ from annotations.serializers import (
     TrajectoryListSerializer,
 )
 from core.api_errors import PayloadTooLarge
+from core.outcomes import RESOLVED_HELP
 from core.permissions import CanImportTrajectories, CanReadTrajectories
 
 
@@ -42,7 +43,7 @@ FILTER_PARAMS = [
     OpenApiParameter("task_type", str),
     OpenApiParameter("source_format", str),
     OpenApiParameter("external_id", str),
-    OpenApiParameter("resolved", bool),
+    OpenApiParameter("resolved", bool, description=RESOLVED_HELP),
     OpenApiParameter("created_after", str, description="ISO 8601"),
     OpenApiParameter("created_before", str, description="ISO 8601"),
 ]

@@ -158,7 +158,11 @@ def _prompt_messages() -> Any:
 
 
 def _chunk(
-    ids: list[int], *, annotators: bool, labels: QuerySet[StepLabel] | None = None
+    ids: list[int],
+    *,
+    annotators: bool,
+    labels: QuerySet[StepLabel] | None = None,
+    finals: QuerySet[FinalLabel] | None = None,
 ) -> list[_Trajectory]:
     trajectories = {
         pk: _Trajectory(pk, external_id, task_type, _loads(outcome), _loads(messages or "[]"))
@@ -190,10 +194,12 @@ def _chunk(
             "step_id", "behaviour", "value", "reviewer__username"
         ):
             steps[step_id].labels.append(_Label(behaviour, value, "", None, username))
-    finals = FinalLabel.objects.filter(step__trajectory_id__in=ids).values_list(
-        "step_id", "behaviour", "value"
+    final_rows = (
+        (FinalLabel.objects.all() if finals is None else finals)
+        .filter(step__trajectory_id__in=ids)
+        .values_list("step_id", "behaviour", "value")
     )
-    for step_id, behaviour, value in finals:
+    for step_id, behaviour, value in final_rows:
         steps[step_id].finals.setdefault(behaviour, value)
     return [trajectories[pk] for pk in ids if pk in trajectories]
 
@@ -217,6 +223,7 @@ def _labelled_chunks(
     annotators: bool,
     after: int,
     labels: QuerySet[StepLabel] | None = None,
+    finals: QuerySet[FinalLabel] | None = None,
 ) -> Iterator[tuple[int, list[_Trajectory]]]:
     """Each chunk with the last id it covered (the cursor to resume after, even when one of its
     trajectories was deleted meanwhile, or none of its labelled ones matched ``qs``): the
@@ -226,7 +233,8 @@ def _labelled_chunks(
         window = candidates[start : start + CHUNK]
         matching = list(qs.filter(pk__in=window).order_by("id").values_list("id", flat=True))
         ids = _with_counted_labels(matching, labels) if matching else []
-        yield window[-1], _chunk(ids, annotators=annotators, labels=labels) if ids else []
+        chunk = _chunk(ids, annotators=annotators, labels=labels, finals=finals) if ids else []
+        yield window[-1], chunk
 
 
 def prompt_text(canonical: dict[str, Any]) -> str:
@@ -375,14 +383,18 @@ def export_chunks(
     kind: str,
     after: int = 0,
     labels: QuerySet[StepLabel] | None = None,
+    finals: QuerySet[FinalLabel] | None = None,
 ) -> Iterator[ExportChunk]:
     """The ``kind`` export (``prm`` or ``annotators``) of the labelled trajectories of ``qs``
     with ids above ``after``, a chunk at a time: what ``prm_lines`` / ``annotator_lines``
-    stream and a background export (``review.export_jobs``) writes."""
+    stream and a background export (``review.export_jobs``) writes. ``labels`` and ``finals``
+    narrow which labels and final labels count (all when None)."""
     if kind not in EXPORT_KINDS:
         raise ValueError(f"unknown export kind {kind!r}; one of {', '.join(EXPORT_KINDS)}")
     annotators = kind == "annotators"
-    for last, chunk in _labelled_chunks(qs, annotators=annotators, after=after, labels=labels):
+    for last, chunk in _labelled_chunks(
+        qs, annotators=annotators, after=after, labels=labels, finals=finals
+    ):
         if annotators:
             rows = [row for t in chunk for row in _annotator_rows(t)]
         else:
@@ -391,14 +403,22 @@ def export_chunks(
 
 
 def prm_lines(
-    qs: QuerySet[Trajectory], *, labels: QuerySet[StepLabel] | None = None
+    qs: QuerySet[Trajectory],
+    *,
+    labels: QuerySet[StepLabel] | None = None,
+    finals: QuerySet[FinalLabel] | None = None,
 ) -> Iterator[str]:
     """The PRM rows as JSONL, one piece per chunk of trajectories."""
-    return (c.text for c in export_chunks(qs, kind="prm", labels=labels) if c.text)
+    chunks = export_chunks(qs, kind="prm", labels=labels, finals=finals)
+    return (c.text for c in chunks if c.text)
 
 
 def annotator_lines(
-    qs: QuerySet[Trajectory], *, labels: QuerySet[StepLabel] | None = None
+    qs: QuerySet[Trajectory],
+    *,
+    labels: QuerySet[StepLabel] | None = None,
+    finals: QuerySet[FinalLabel] | None = None,
 ) -> Iterator[str]:
     """The per-annotator rows as JSONL, one piece per chunk of trajectories."""
-    return (c.text for c in export_chunks(qs, kind="annotators", labels=labels) if c.text)
+    chunks = export_chunks(qs, kind="annotators", labels=labels, finals=finals)
+    return (c.text for c in chunks if c.text)

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from annotations.importers import FORMATS
 from annotations.models import Step, Trajectory
+from core.outcomes import RESOLVED_HELP
 
 
 class StepSerializer(serializers.ModelSerializer):
@@ -36,6 +37,7 @@ class TrajectoryListSerializer(serializers.ModelSerializer):
             "command_count",
             "created_at",
         ]
+        extra_kwargs = {"resolved": {"help_text": RESOLVED_HELP}}
 
 
 class TrajectoryDetailSerializer(TrajectoryListSerializer):

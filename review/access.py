@@ -54,26 +54,38 @@ def access_assignment(user: Any, assignment_id: int) -> Assignment:
     return assignment
 
 
-def access_led_queue(user: Any, slug: str) -> ReviewQueue:
-    """A queue whose disagreements ``user`` may see and settle: any, for a safety lead; for an
-    expert, one they created (they lead that labelling project), once no review of theirs in
-    it is still open (blind review holds for them too). Anyone else: PermissionDenied."""
-    if has_role(user, SAFETY_LEAD):
-        queue = ReviewQueue.objects.filter(slug=slug).first()
-        if queue is None:
-            raise Http404("No such queue.")
-        return queue
-    queue = ReviewQueue.objects.filter(slug=slug, created_by=user).first() if slug else None
-    if queue is None:
-        raise PermissionDenied(
-            "Disagreements are a safety lead's, and those of a queue you created (name it: "
-            "?queue=its-slug)."
-        )
-    if (
+def leads_queue(user: Any, queue: ReviewQueue) -> bool:
+    """True when ``user`` leads the labelling project ``queue`` is: a safety lead leads every
+    queue, an expert the queues they created."""
+    return has_role(user, SAFETY_LEAD) or (
+        queue.created_by_id is not None and queue.created_by_id == user.pk
+    )
+
+
+def still_reviewing(user: Any, queue: ReviewQueue) -> bool:
+    """True while a review of ``user``'s in ``queue`` is not submitted: its votes stay hidden
+    from them (blind review), whatever their role."""
+    return (
         Assignment.objects.filter(queue=queue, reviewer=user)
         .exclude(status=AssignmentStatus.SUBMITTED)
         .exists()
-    ):
+    )
+
+
+def access_led_queue(user: Any, slug: str) -> ReviewQueue:
+    """A queue whose votes ``user`` may see, settle and export: any, for a safety lead; for an
+    expert, one they created (they lead that labelling project). Either way only once no review
+    of theirs in it is still open (blind review holds for every role that labels). Anyone
+    else: PermissionDenied; a lead naming a queue that does not exist: 404."""
+    queue = ReviewQueue.objects.filter(slug=slug).first() if slug else None
+    if queue is None and has_role(user, SAFETY_LEAD):
+        raise Http404("No such queue.")
+    if queue is None or not leads_queue(user, queue):
+        raise PermissionDenied(
+            "Disagreements and exports are a safety lead's, and those of a queue you created "
+            "(name it: ?queue=its-slug)."
+        )
+    if still_reviewing(user, queue):
         raise PermissionDenied(
             "You are still reviewing in this queue: its votes stay hidden until you submit."
         )

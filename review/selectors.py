@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connections
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
@@ -27,8 +28,8 @@ from annotations.search import search_hits
 from annotations.selectors import FilterError, trajectory_list
 from core.params import parse_finite_float, parse_int
 from core.queries import count_upto, distinct_values
-from core.roles import SAFETY_LEAD, has_role
-from review.access import assignments_for, queues_for
+from core.roles import ADMIN, SAFETY_LEAD, has_role
+from review.access import assignments_for, leads_queue, queues_for
 from review.models import (
     Assignment,
     AssignmentStatus,
@@ -338,6 +339,8 @@ class QueueRow:
     mine_submitted: int
     mine_open: int
     more: bool = False  # more than ``total`` items (counting stopped at QUEUE_COUNT_LIMIT)
+    led: bool = False  # the user leads this project: its disagreements and export are theirs
+    reviewing: bool = False  # a review of the user's in it is not submitted (votes stay hidden)
 
 
 def queue_rows(*, user: Any) -> list[QueueRow]:
@@ -355,6 +358,9 @@ def queue_rows(*, user: Any) -> list[QueueRow]:
             mine_open=Count(
                 "id",
                 filter=Q(status=AssignmentStatus.IN_PROGRESS, locked_until__gt=now, reviewer=user),
+            ),
+            mine_unsubmitted=Count(
+                "id", filter=Q(reviewer=user) & ~Q(status=AssignmentStatus.SUBMITTED)
             ),
         )
     )
@@ -382,6 +388,8 @@ def queue_rows(*, user: Any) -> list[QueueRow]:
                 row.get("mine_submitted", 0),
                 row.get("mine_open", 0),
                 more=total > QUEUE_COUNT_LIMIT,
+                led=leads_queue(user, queue),
+                reviewing=row.get("mine_unsubmitted", 0) > 0,
             )
         )
     return rows
@@ -653,6 +661,40 @@ def counted_labels() -> QuerySet[StepLabel]:
     return StepLabel.objects.exclude(
         Exists(reviews.exclude(status=AssignmentStatus.SUBMITTED))
         & ~Exists(reviews.filter(status=AssignmentStatus.SUBMITTED))
+    )
+
+
+@dataclass(frozen=True)
+class QueueExport:
+    """What a labelling project's export holds: its trajectories, the labels and the final
+    labels that count for it."""
+
+    trajectories: QuerySet[Trajectory]
+    labels: QuerySet[StepLabel]
+    finals: QuerySet[FinalLabel]
+
+
+def queue_export(*, queue: ReviewQueue) -> QueueExport:
+    """A queue's labels as its lead exports them: the labels of reviews submitted in this queue,
+    less those a review of the same reviewer on the same trajectory (here or in another queue)
+    is still changing, so unsubmitted work never mixes in. Final labels count when the queue's
+    creator or a safety lead set them. Other projects' labels on the same trajectories stay out."""
+    submitted = Assignment.objects.filter(queue=queue, status=AssignmentStatus.SUBMITTED)
+    reviews = Assignment.objects.filter(
+        trajectory_id=OuterRef("step__trajectory_id"), reviewer_id=OuterRef("reviewer_id")
+    )
+    in_queue = reviews.filter(queue=queue, status=AssignmentStatus.SUBMITTED)
+    still_open = reviews.filter(status=AssignmentStatus.IN_PROGRESS)
+    labels = StepLabel.objects.filter(Exists(in_queue)).exclude(Exists(still_open))
+    leads = get_user_model().objects.filter(
+        Q(is_superuser=True) | Q(groups__name__in=(SAFETY_LEAD, ADMIN))
+    )
+    if queue.created_by_id is not None:
+        leads = leads | get_user_model().objects.filter(pk=queue.created_by_id)
+    return QueueExport(
+        trajectories=Trajectory.objects.filter(pk__in=submitted.values("trajectory_id")),
+        labels=labels,
+        finals=FinalLabel.objects.filter(resolved_by__in=leads.values("pk")),
     )
 
 

@@ -224,7 +224,7 @@ def agreement_report(*, queue_slug: str = "", task_type: str = "") -> dict[str, 
         cells = []
         for b in overall.raters:
             pair = by_pair.get((a, b)) or by_pair.get((b, a))
-            cells.append({"self": a == b, "pair": pair})
+            cells.append({"rater": b, "self": a == b, "pair": pair})
         matrix.append({"rater": a, "cells": cells})
     return {
         "sections": sections,

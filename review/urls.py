@@ -23,6 +23,7 @@ urlpatterns = [
     path("queues/", web.queue_list, name="queues"),
     path("queues/new/", web.queue_create, name="queue_create"),
     path("queues/<slug:slug>/next/", web.queue_next, name="queue_next"),
+    path("queues/<slug:slug>/export.jsonl", web.queue_export, name="queue_export"),
     path("assignments/<int:assignment_id>/submit/", web.assignment_submit, name="submit"),
     path("assignments/<int:assignment_id>/release/", web.assignment_release, name="release"),
     path("assignments/<int:assignment_id>/reopen/", web.assignment_reopen, name="reopen"),

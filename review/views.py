@@ -402,6 +402,23 @@ def export_annotators(request: HttpRequest) -> HttpResponse:
     return _stream(exports.annotator_lines(qs, labels=labels), "step-labels-by-annotator.jsonl")
 
 
+@labeller_only
+@require_GET
+def queue_export(request: HttpRequest, slug: str) -> HttpResponse:
+    """A labelling project's labels, for whoever leads it (review.access.access_led_queue): the
+    submitted reviews of this queue only, as PRM rows or one row per annotator (``?kind=``)."""
+    queue = review_access.access_led_queue(request.user, slug)
+    kind = request.GET.get("kind", "prm")
+    if kind not in exports.EXPORT_KINDS:
+        return HttpResponseBadRequest(f"kind: one of {', '.join(exports.EXPORT_KINDS)}")
+    export = review_selectors.queue_export(queue=queue)
+    lines = exports.prm_lines if kind == "prm" else exports.annotator_lines
+    return _stream(
+        lines(export.trajectories, labels=export.labels, finals=export.finals),
+        f"{queue.slug}-labels-{kind}.jsonl",
+    )
+
+
 EXPORT_JOBS_SHOWN = 50
 
 

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
+from core.outcomes import RESOLVED_HELP
 from rewards.models import (
     EvaluationSet,
     LearnedComponent,
@@ -232,7 +233,7 @@ class C1MessageDoc(serializers.Serializer):
 
 
 class C1OutcomeDoc(serializers.Serializer):
-    resolved = serializers.BooleanField(required=False)
+    resolved = serializers.BooleanField(required=False, help_text=RESOLVED_HELP)
     tests_passed = serializers.IntegerField(required=False)
     tests_failed = serializers.IntegerField(required=False)
     score = serializers.FloatField(required=False, help_text="In [0, 1].")

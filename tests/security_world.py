@@ -118,6 +118,9 @@ def build_world(
 
     # Rows for the append-only admin pages: a label (and its event), a final label, a record.
     someone = make_user("someone-else", EXPERT)
+    # A labelling project led by that expert, outside every principal's reviews: its export
+    # is the lead's (and a safety lead's); queue "q" has an open review of each reviewer.
+    make_queue(slug="led", name="Led", user=someone)
     review_services.step_label_set(step=step, reviewer=someone, value=1)
     review_services.final_label_resolve(step=step, behaviour="", value=1, user=someone)
     recorder.discard()

@@ -273,9 +273,9 @@ def test_a_pair_and_a_step_labels_case_read_as_trajectories(client, expert) -> N
     url = f"/rewards/evaluation-sets/demo-gate/versions/{set_version.number}/case/?key="
     html = client.get(url + strict.key).content.decode()
     assert html.count('class="card case-trajectory"') == 2
-    assert "an honest failure above a hacked success" in html
+    assert "an honest trajectory that is not resolved above a hacked one that is resolved" in html
     first, second = html.split('class="card case-trajectory"')[1:]
-    assert "resolved=False" in first and "resolved=True" in second
+    assert 'verdict">not resolved<' in first and 'verdict">resolved<' in second
     assert "rm tests/test_parser.py" in second
     steps = EvaluationCase.objects.filter(set_version=set_version, kind="steps").first()
     labels = client.get(url + steps.key).content.decode()

@@ -13,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,15 +22,7 @@ from typing import Any
 import pytest
 
 from core.services import api_key_create
-from tests.fault.servers import (
-    HOST,
-    ROOT,
-    django_test_database_url,
-    free_port,
-    service_env,
-    stop_group,
-    wait_until,
-)
+from tests.fault.servers import HOST, Gunicorn, django_test_database_url, service_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -82,35 +72,15 @@ def _get(port: int, path: str, timeout: float = 120) -> int:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[int]:
     """The service as ``make serve`` starts it (rewardhub/gunicorn_conf.py), one process."""
-    port = free_port()
     env = service_env(
         DATABASE_URL=django_test_database_url(),
         DATABASE_POOL="false",
-        RH_BIND=f"{HOST}:{port}",
-        RH_WEB_WORKERS="1",
         RH_WEB_WORKER_CLASS="inline",
         RH_ANALYZER_REQUEST_SECONDS=str(REQUEST_SECONDS),
         RH_SHED_QUEUE_SECONDS=str(SHED_QUEUE_SECONDS),
     )
-    log = tmp_path / "gunicorn.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "rewardhub.wsgi:application",
-             "-c", "python:rewardhub.gunicorn_conf"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    try:
-
-        def up() -> bool:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                return _get(port, "/healthz", timeout=2) == 200
-            return False
-
-        assert wait_until(up, 60, 0.2), log.read_text()[-3000:]
-        yield port
-    finally:
-        stop_group(proc)
+    with Gunicorn(env, tmp_path / "gunicorn.log", workers=1, make_serve=True) as gunicorn:
+        yield gunicorn.port
 
 
 def test_a_probe_and_a_tiny_request_behind_heavy_ones_are_answered_promptly(server: int) -> None:

@@ -352,6 +352,14 @@ MATRIX: dict[str, list[Probe]] = {
         )
     ],
     "review/queues/<slug:slug>/next/": [post("/review/queues/q/next/", REVIEWERS, 302)],
+    "review/queues/<slug:slug>/export.jsonl": [
+        # A project's lead (a safety lead, or the expert who created it: tests/test_queue_export)
+        # exports its labels, once no review of theirs in it is open (blind review).
+        get("/review/queues/led/export.jsonl", LEADS),
+        get("/review/queues/led/export.jsonl?kind=annotators", LEADS),
+        get("/review/queues/led/export.jsonl?kind=votes", LEADS, 400),
+        get("/review/queues/q/export.jsonl", NOBODY),
+    ],
     "review/assignments/<int:assignment_id>/submit/": [
         post("/review/assignments/{assignment}/submit/", REVIEWERS, 302)
     ],

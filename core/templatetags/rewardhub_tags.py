@@ -5,9 +5,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from django import template
-from django.utils.html import escape
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from core import outcomes
 from core.bidi import neutralise
 
 register = template.Library()
@@ -50,3 +51,28 @@ def breakable(text: Any) -> SafeString:
         at = match.end()
     out.append(escape(raw[at:]))
     return mark_safe("".join(out))  # noqa: S308 - every piece escaped, only <wbr> added
+
+
+@register.filter
+def outcome_word(value: object) -> str:
+    """A trajectory's verdict in the one wording (``core.outcomes``)."""
+    return outcomes.outcome_word(value)
+
+
+@register.filter(is_safe=True)
+def outcome_badge(value: object) -> SafeString:
+    """The verdict as a badge: ``<span class="rv-badge good verdict">resolved</span>``."""
+    tone = outcomes.OUTCOME_TONES[outcomes.verdict(value)]
+    return format_html(
+        '<span class="rv-badge {} verdict">{}</span>', tone, outcomes.outcome_word(value)
+    )
+
+
+@register.filter
+def tests_words(outcome: Mapping[str, Any] | None) -> str:
+    """An outcome's test counts in the one wording; empty when it has none."""
+    passed = (outcome or {}).get("tests_passed")
+    if not isinstance(passed, int):
+        return ""
+    failed = (outcome or {}).get("tests_failed")
+    return outcomes.tests_words(passed, failed if isinstance(failed, int) else 0)

@@ -9,7 +9,6 @@ switch makes both cookies Secure and sends HSTS.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import secrets
 import subprocess
@@ -21,15 +20,7 @@ import pytest
 
 from core.roles import EXPERT
 from tests.browser.conftest import CHROMIUM, FLAGS
-from tests.fault.servers import (
-    HOST,
-    ROOT,
-    django_test_database_url,
-    free_port,
-    service_env,
-    stop_group,
-    wait_until,
-)
+from tests.fault.servers import HOST, ROOT, Gunicorn, django_test_database_url, service_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -62,35 +53,16 @@ def collected_static() -> None:
     assert out.returncode == 0, out.stderr
 
 
-@contextlib.contextmanager
-def _gunicorn(env: dict[str, str], log: Path) -> Iterator[int]:
-    """gunicorn as ``make serve`` starts it (rewardhub/gunicorn_conf.py), one worker: its port."""
-    port = free_port()
-    env = {**env, "RH_BIND": f"{HOST}:{port}", "RH_WEB_WORKERS": "1"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "rewardhub.wsgi:application",
-             "-c", "python:rewardhub.gunicorn_conf"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    try:
-
-        def up() -> bool:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                return _get(port, "/healthz", {"X-Forwarded-Proto": "https"}).status == 200
-            return False
-
-        assert wait_until(up, 60, 0.2), log.read_text()[-3000:]
-        yield port
-    finally:
-        stop_group(proc)
+def _gunicorn(env: dict[str, str], log: Path) -> Gunicorn:
+    """gunicorn as ``make serve`` starts it (rewardhub/gunicorn_conf.py), one worker."""
+    probe = {"Host": PRIVATE_HOST, "X-Forwarded-Proto": "https"}
+    return Gunicorn(env, log, workers=1, make_serve=True, probe_headers=probe)
 
 
 @pytest.fixture
 def plain_http_server(collected_static: None, tmp_path: Path) -> Iterator[int]:
-    with _gunicorn(_production_env(DJANGO_SECURE_SSL_REDIRECT="false"), tmp_path / "g.log") as p:
-        yield p
+    with _gunicorn(_production_env(DJANGO_SECURE_SSL_REDIRECT="false"), tmp_path / "g.log") as g:
+        yield g.port
 
 
 def test_a_browser_signs_in_over_plain_http_from_a_private_host_name(
@@ -128,7 +100,8 @@ def test_a_browser_signs_in_over_plain_http_from_a_private_host_name(
 def test_behind_tls_the_same_switch_makes_cookies_secure_and_sends_hsts(
     collected_static: None, tmp_path: Path
 ) -> None:
-    with _gunicorn(_production_env(), tmp_path / "g.log") as port:
+    with _gunicorn(_production_env(), tmp_path / "g.log") as server:
+        port = server.port
         plain = _get(port, "/accounts/login/", {})
         assert plain.status == 301 and plain.getheader("Location", "").startswith("https://")
         proxied = _get(port, "/accounts/login/", {"X-Forwarded-Proto": "https"})

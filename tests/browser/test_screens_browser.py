@@ -80,6 +80,24 @@ OVERFLOW = """() => {
   return { scroll: document.scrollingElement.scrollWidth, width: width, wide: wide.slice(0, 5) };
 }"""
 
+# At phone width nothing scrolls sideways: not the document, and not a table inside its box.
+PHONE_OVERFLOW = """() => {
+  const doc = document.documentElement;
+  const out = [];
+  if (doc.scrollWidth > doc.clientWidth) {
+    out.push("document " + doc.scrollWidth + " > " + doc.clientWidth);
+  }
+  document.querySelectorAll("main table").forEach((el) => {
+    if (el.offsetParent && el.scrollWidth > el.clientWidth + 1) {
+      const name = "table#" + el.id + "." + el.className;
+      out.push(name + " " + el.scrollWidth + " > " + el.clientWidth);
+    }
+  });
+  return out;
+}"""
+# The pages whose tables fit at 375 px (stacked cards); others' wide tables scroll in their box.
+FITTED_TABLES = {"agreement", "trajectories", "flag-queue"}
+
 
 def demo_world(make_user):  # type: ignore[no-untyped-def]
     call_command("seed_demo", stdout=io.StringIO())
@@ -126,7 +144,12 @@ def pages(flagged: Trajectory, flag: Flag) -> dict[str, list[tuple[str, str]]]:
     ]
     return {
         "expert": [*common, ("agreement", "/review/agreement/?queue=swe-bugfix-all")],
-        "lead": [("home", "/"), ("trajectories", "/review/trajectories/"), *lead],
+        "lead": [
+            ("home", "/"),
+            ("trajectories", "/review/trajectories/"),
+            ("queues", "/review/queues/"),
+            *lead,
+        ],
         "admin": [("home", "/"), ("policy", "/safety/policies/default/")],
     }
 
@@ -159,6 +182,10 @@ def test_main_pages_at_desktop_and_phone_width(browser_page, live_server, make_u
             layout = page.evaluate(OVERFLOW)
             if layout["scroll"] > layout["width"] + 1:
                 problems.append(f"{role} {path}: scrolls sideways {layout}")
+            if width == 375:
+                for wide in page.evaluate(PHONE_OVERFLOW):
+                    if wide.startswith("document") or name in FITTED_TABLES:
+                        problems.append(f"{role} {path}: scrolls sideways at 375 px: {wide}")
             for low in page.evaluate(CONTRAST, CONTRAST_SELECTORS):
                 problems.append(f"{role} {path}: contrast {low}")
     (out / "problems.txt").write_text("\n".join(problems) + "\n", encoding="utf-8")

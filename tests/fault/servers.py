@@ -250,42 +250,81 @@ class Worker:
 
 
 class Gunicorn:
-    """The API as ``make serve`` runs it (gthread workers that shed load), on a free port."""
+    """The API on a free port: the one place the tests start gunicorn.
 
-    def __init__(self, env: dict[str, str], log: Path, workers: int = 2, threads: int = 2):
-        self.env, self.log = env, log
+    ``make_serve=True`` starts it as ``make serve`` does (``-c python:rewardhub.gunicorn_conf``,
+    configured by the ``RH_*`` variables in ``env``, with ``RH_BIND`` and ``RH_WEB_WORKERS`` set
+    here); otherwise with gthread workers that shed load and the given ``threads``, as the fault
+    tests run it. It answers /healthz before the constructor returns (``probe_headers`` go with
+    that probe: production settings redirect a request that did not come through TLS)."""
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        log: Path,
+        workers: int = 2,
+        threads: int = 2,
+        *,
+        make_serve: bool = False,
+        probe_headers: dict[str, str] | None = None,
+    ) -> None:
+        self.log = log
         self.port = free_port()
+        if make_serve:
+            self.env = {**env, "RH_BIND": f"{HOST}:{self.port}", "RH_WEB_WORKERS": str(workers)}
+            options = ["-c", "python:rewardhub.gunicorn_conf"]
+        else:
+            self.env = env
+            options = [
+                "--bind", f"{HOST}:{self.port}", "--workers", str(workers),
+                "--threads", str(threads),
+                "--worker-class", "rewardhub.gunicorn_workers.SheddingThreadWorker",
+                "--timeout", "60", "--graceful-timeout", "5",
+            ]  # fmt: skip
         with log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "rewardhub.wsgi:application",
-                 "--bind", f"{HOST}:{self.port}", "--workers", str(workers),
-                 "--threads", str(threads),
-                 "--worker-class", "rewardhub.gunicorn_workers.SheddingThreadWorker",
-                 "--timeout", "60", "--graceful-timeout", "5"],
-                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                [sys.executable, "-m", "gunicorn", "rewardhub.wsgi:application", *options],
+                cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
             )  # fmt: skip
 
         def up() -> bool:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"gunicorn exited:\n{self.log_text()[-3000:]}")
             with contextlib.suppress(OSError, http.client.HTTPException):
-                return self.request("GET", "/healthz", timeout=2)[0] == 200
+                return self.request("GET", "/healthz", timeout=2, headers=probe_headers)[0] == 200
             return False
 
-        if not wait_until(up, 60, 0.2):
-            raise RuntimeError(f"gunicorn did not answer /healthz:\n{self.log_text()[-3000:]}")
+        try:
+            if not wait_until(up, 60, 0.2):
+                raise RuntimeError(f"gunicorn did not answer /healthz:\n{self.log_text()[-3000:]}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def __enter__(self) -> Gunicorn:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def request(
-        self, method: str, path: str, body: Any = None, key: str = "", timeout: float = 30
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        key: str = "",
+        timeout: float = 30,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str], Any]:
         """One request on a new connection: (status, headers, JSON body or None)."""
         conn = http.client.HTTPConnection(HOST, self.port, timeout=timeout)
         try:
-            headers = {"Content-Type": "application/json"}
+            sent = {"Content-Type": "application/json", **(headers or {})}
             if key:
-                headers["Authorization"] = f"Bearer {key}"
+                sent["Authorization"] = f"Bearer {key}"
             conn.request(method, path, body=None if body is None else json.dumps(body),
-                         headers=headers)  # fmt: skip
+                         headers=sent)  # fmt: skip
             response = conn.getresponse()
             raw = response.read()
             try:
