@@ -1739,6 +1739,8 @@ def _h_env(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         or (name == "set" and len(argv) == 1)
         or (name == "declare" and argv[1:] in (("-p",), ("-x",), ()))
         or (name == "compgen" and argv[1:] == ("-v",))
+        # BSD-style ``ps e`` (``ps eww``, ``ps auxe``) prints every process's environment
+        or (name == "ps" and any(not a.startswith("-") and "e" in a for a in argv[1:2]))
     ):
         out.append(EnvRead(op="dump", span=cmd.span, via=cmd.via))
     elif name == "printenv":
@@ -1977,6 +1979,12 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         delete = "-d" in opts or "--delete" in opts or any(a.startswith(":") for a in ops)
         op = "force-push" if force else "delete-remote-branch" if delete else "push"
         out.append(VcsWrite(op=op, span=sp, via=via))
+        remote = ops[0] if ops else ""
+        if "://" in remote or _SCP_RE.match(remote):
+            # a push to a URL rather than a configured remote sends the repository there
+            host = host_of(remote) if "://" in remote else _SCP_RE.match(remote).group(1)  # type: ignore[union-attr]
+            out.append(NetworkEffect(op="upload", host=host, host_class=host_class(host),
+                                     url=remote, detail="file:.git", span=sp, via=via))  # fmt: skip
         return
     if sub in ("filter-branch", "filter-repo", "replace"):
         out.append(VcsWrite(op="history-rewrite", span=sp, via=via))
@@ -2066,7 +2074,7 @@ for _n in ("sed", "perl", "ruby"):
     _HANDLERS[_n] = _h_inplace
 for _n in ("kill", "pkill", "killall", "killall5"):
     _HANDLERS[_n] = _h_kill
-for _n in ("env", "printenv", "export", "set", "declare", "compgen"):
+for _n in ("env", "printenv", "export", "set", "declare", "compgen", "ps"):
     _HANDLERS[_n] = _h_env
 for _n in ("pip", "pip3", "uv", "pipx", "easy_install"):
     _HANDLERS[_n] = _h_pip
@@ -2335,6 +2343,11 @@ _ENDLESS_FORK = re.compile(
     r"(while\s+(True|1|true)\b[^\n]*[:{]?[\s\S]{0,80}?\bfork\(|\bfork\s+while\s+1|"
     r"while\s*\(\s*1\s*\)\s*\{?\s*fork)"
 )
+# code sending data rather than only asking for it (Python, Node, Ruby)
+_CODE_UPLOAD_RE = re.compile(
+    r"\.post\(|data\s*=|\.send\(|sendall|method\s*:\s*['\"](?:POST|PUT|PATCH)|\bbody\s*:|"
+    r"post_form|Net::HTTP\.post|\.request\(\s*['\"](?:POST|PUT)|\.put\("
+)
 # ``for ...: os.fork()``, ``[os.fork() for _ in range(9)]``; and what ends a forked child
 _FORK_IN_LOOP = re.compile(
     r"(\bfor\b[^\n]*:[\s\S]{0,80}?\bfork\(|\bfork\(\)[^\n\]]*\bfor\b|\bwhile\b[^\n]*:"
@@ -2530,13 +2543,16 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         out.append(ProcessEffect(op="fill", unbounded=True, detail="memory loop", span=sp))
     for m in _URL_IN_CODE.finditer(code if _NET_CALL.search(code) else ""):
         host = host_of(m.group(1))
-        upload = bool(re.search(r"\.post\(|data\s*=|\.send\(|sendall", code))
+        upload = bool(_CODE_UPLOAD_RE.search(code))
+        # code that reads a file and sends data out sends that file
+        sent = next((e.path for e in out if isinstance(e, FileEffect) and e.op == "read"), None)
         out.append(
             NetworkEffect(
                 op="upload" if upload else "fetch",
                 host=host,
                 host_class=host_class(host),
                 url=m.group(1),
+                detail=("file:" + sent) if upload and sent else "data" if upload else "",
                 span=sp,
                 via=via,
             )

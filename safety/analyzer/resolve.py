@@ -429,10 +429,20 @@ class Resolver:
             if node.var:
                 return self.for_loop(node, values, inner, ctx)
             body_stdin = ctx.stdin_body
+            files: list[RRedirect] = []
             for r in node.redirects:
                 rr = self.redirect(r, inner, ctx)
                 if rr.body is not None:
                     body_stdin = rr.body
+                elif rr.path is not None:
+                    files.append(rr)
+            if files:
+                # ``while read l; ...; done < ~/.netrc``, ``{ ...; } > tests/x.py``: the
+                # group's own redirects open their files once, as a command's would
+                sp = self.sp(node.span, ctx)
+                opened = Cmd((), (), sp, inner.cwd, tuple(files), via=ctx.via)
+                self.cmds.append(opened)
+                out.append(opened)
             c2 = ctx
             if body_stdin is not ctx.stdin_body:
                 c2 = _Ctx(
