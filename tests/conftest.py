@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
@@ -26,10 +28,21 @@ def fresh_version_cache() -> None:
     scoring._PINNED.clear()
 
 
+TEST_PASSWORD = "pw-for-tests-only"
+
+
+@functools.cache
+def _test_password_hash() -> str:
+    """The hash of TEST_PASSWORD, made once: the real hasher costs about a third of a second
+    per call by design, and tests create thousands of users. Signing in still checks it."""
+    return make_password(TEST_PASSWORD)
+
+
 @pytest.fixture
 def make_user(db: None) -> Callable[..., User]:
     def make(username: str, *roles: str, staff: bool = False) -> User:
-        user = User.objects.create_user(username=username, password="pw-for-tests-only")
+        user = User.objects.create_user(username=username)
+        user.password = _test_password_hash()
         user.is_staff = staff
         user.save()
         for role in roles:
