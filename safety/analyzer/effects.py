@@ -1902,6 +1902,9 @@ def _git_sub(argv: Sequence[str]) -> tuple[str, int]:
     return "", len(argv)
 
 
+_ALL_REFS = frozenset({"--all", "--branches", "--tags", "--remotes", "--glob"})
+
+
 def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     argv = cmd.argv
     sub, k = _git_sub(argv)
@@ -2012,6 +2015,17 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     if sub == "fsck":
         if {"--lost-found", "--unreachable", "--dangling"} & set(opts) or not opts:
             out.append(VcsRead(op="lost-objects", ref_scope="other-refs", span=sp, via=via))
+        return
+    if sub in ("verify-pack", "unpack-objects", "show-index") or (
+        sub == "cat-file" and "--batch-all-objects" in opts
+    ):
+        # every object in the store, reachable from HEAD or not
+        out.append(VcsRead(op="lost-objects", ref_scope="other-refs", span=sp, via=via))
+        return
+    if sub in ("rev-parse", "bundle") and _ALL_REFS & set(opts):
+        # the names of every ref (rev-parse --all), or all their history (bundle create --all)
+        op = "history" if sub == "bundle" else "refs"
+        out.append(VcsRead(op=op, ref_scope="other-refs", span=sp, via=via))
         return
     if sub in ("for-each-ref", "show-ref", "ls-remote") or (sub == "tag" and not ops[1:]):
         scope = "remote" if sub == "ls-remote" else "other-refs"
