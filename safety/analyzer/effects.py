@@ -32,7 +32,17 @@ from typing import Any, ClassVar
 from .config import AnalyzerConfig
 from .ir import MARK
 from .policy import Resolution
-from .resolve import CODE_VIA, DYN, LOOP_VIA, SITE_STANDIN, Cmd, RRedirect, abspath, shown
+from .resolve import (
+    CODE_VIA,
+    DYN,
+    LOOP_VIA,
+    SITE_STANDIN,
+    Cmd,
+    RRedirect,
+    abspath,
+    fold_code,
+    shown,
+)
 from .vocabulary import GLOB_CHARS, glob_regex, globs_overlap, is_dev_tool
 
 Span = tuple[int, int]
@@ -2385,7 +2395,7 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     out: list[Effect] = []
     if len(code) > CONTENT_LIMIT:
         code = code[:CONTENT_LIMIT]
-    code = _home_paths(code)
+    code = _home_paths(fold_code(code))
     names: dict[str, str] = {}
     for m in _TEMP_ASSIGN_RE.finditer(code):
         var = m.group("name") or m.group("name2")

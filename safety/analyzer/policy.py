@@ -210,6 +210,7 @@ _SPEC_KEYS: dict[str, dict[str, str]] = {
     "wrappers": {
         "with_value": "strings",
         "no_exec_flags": "strings",
+        "string_flags": "strings",  # the flag's value is a shell string it runs (script -c)
         "skip_positionals": "count",
         "mode": "string",
     },

@@ -276,6 +276,63 @@ def _xargs_input(upstream: tuple[tuple[str, ...], ...]) -> str:
     return DYN
 
 
+_CONCAT_RE = re.compile(r"""(['"])((?:(?!\1)[^\\\n])*)\1\s*\+\s*(['"])((?:(?!\3)[^\\\n])*)\3""")
+_JOIN_RE = re.compile(
+    r"""\[\s*((?:['"][^'"\n]*['"]\s*,\s*)*['"][^'"\n]*['"])\s*\]\.join\(\s*(['"])([^'"\n]*)\2\s*\)"""
+)
+_IMPORT_CALL_RE = re.compile(
+    r"""(?:__import__|importlib\.import_module)\(\s*['"]([\w.]+)['"]\s*\)"""
+)
+_GETATTR_RE = re.compile(r"""\bgetattr\(\s*([\w.]+)\s*,\s*['"](\w+)['"]\s*\)""")
+
+
+# variables whose value another program runs as a command line
+PROGRAM_VARS = frozenset(
+    {"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "PAGER", "EDITOR", "VISUAL", "MANPAGER",
+     "GIT_SSH_COMMAND", "GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXTERNAL_DIFF", "LESSOPEN",
+     "SUDO_ASKPASS", "BROWSER", "PROMPT_COMMAND"}
+)  # fmt: skip
+
+
+_PY_EXEC_LITERAL_RE = re.compile(
+    r"""\b(?:exec|eval)\(\s*[rbuf]?(['"])((?:(?!\1)[^\\\n])+)\1\s*\)"""
+)
+
+
+def fold_code(code: str) -> str:
+    """Code with the spellings that only hide a name or a string put back together:
+    ``"r" + "m -rf"`` is ``"rm -rf"``, ``['rm','-rf'].join(' ')`` is ``'rm -rf'``,
+    ``__import__('os')`` and ``importlib.import_module('os')`` are ``os``, and
+    ``getattr(os, 'system')`` is ``os.system``. Never runs anything."""
+    if len(code) > 200_000:
+        return code
+
+    def concat(m: re.Match[str]) -> str:
+        q, text = m.group(1), m.group(2) + m.group(4)
+        if q in m.group(4):
+            return m.group(0)  # the other quote inside: leave it as written
+        return q + text + q
+
+    for _ in range(50):
+        folded = _CONCAT_RE.sub(concat, code)
+        if folded == code:
+            break
+        code = folded
+
+    def join(m: re.Match[str]) -> str:
+        items = re.findall(r"""['"]([^'"\n]*)['"]""", m.group(1))
+        return "'" + m.group(3).join(items) + "'"
+
+    code = _JOIN_RE.sub(join, code)
+    code = _IMPORT_CALL_RE.sub(lambda m: m.group(1), code)
+    for _ in range(5):
+        folded = _GETATTR_RE.sub(lambda m: m.group(1) + "." + m.group(2), code)
+        if folded == code:
+            break
+        code = folded
+    return code
+
+
 def _literal_output(cmds: list[Cmd]) -> str | None:
     """What ``echo``/``printf`` with literal words prints, as the next stage's stdin
     (``echo 'CODE' | python3`` runs CODE as ``python3 -c`` would); None for anything else."""
@@ -659,6 +716,8 @@ class Resolver:
             else:
                 val, prod = self.word(a.value, st, ctx)
             assigns.append((a.name, val))
+            if a.name in PROGRAM_VARS and c.words:
+                self.program_var(a.name, val, self.sp(a.span, ctx), st, ctx)
             if not c.words or c.words[0].text in (
                 "export",
                 "declare",
@@ -701,6 +760,18 @@ class Resolver:
             )
             self.cmds.append(cmd)
             return [cmd]
+        if _MARK_RE.fullmatch(words[0].text) and any(" " in a or "\t" in a for a in argv):
+            # ``x="rm -rf tests"; $x``: a program name taken from a variable is split into
+            # words, as the shell splits an unquoted expansion (a name with spaces in it runs
+            # nothing); so are the other words that are whole expansions (``$cmd $args``)
+            split_argv: list[str] = []
+            split_spans: list[Span] = []
+            for i, (arg, sp) in enumerate(zip(argv, spans, strict=True)):
+                whole = _MARK_RE.fullmatch(words[i].text) and DYN not in arg
+                parts = (arg.split() if whole else None) or [arg]
+                split_argv.extend(parts)
+                split_spans.extend([sp] * len(parts))
+            argv, spans = split_argv, split_spans
         if c.words[0].glob is False and argv[0] in st.aliases and c.words[0].text == argv[0]:
             expanded = self.alias_words(st.aliases[argv[0]], st, ctx)
             if expanded:
@@ -818,6 +889,11 @@ class Resolver:
                 self.signal("too-deep", span, _Ctx())
             return out
         deeper = ctx.depth + 1
+        if name == "env":
+            for i, a in enumerate(argv[1:], 1):
+                key, eq, val = a.partition("=")
+                if eq and key in PROGRAM_VARS:
+                    self.program_var(key, val, spans[i], st, ctx)
         if name in _FETCHERS:
             self.note_download(argv, redirects, st)
         elif st.downloads:
@@ -1034,6 +1110,12 @@ class Resolver:
                 i += 1
                 break
             if a.startswith("-") and len(a) > 1:
+                strings = w.get("string_flags", ())
+                clustered = not a.startswith("--") and any(
+                    len(f) == 2 and a.endswith(f[1]) for f in strings
+                )  # ``script -qc CMD``
+                if (a in strings or clustered) and i + 1 < n:
+                    return argv[i + 1 : i + 2], spans[i + 1 : i + 2], "string"
                 if a in with_value:
                     i += 2
                     continue
@@ -1100,6 +1182,24 @@ class Resolver:
                 self.emit([a.split("=", 1)[1]], [spans[i]], span, st, c2)
             elif a in ("--pre", "--hostname-bin") and i + 1 < len(argv):
                 self.emit([argv[i + 1]], [spans[i + 1]], span, st, c2)
+
+    def program_var(self, key: str, value: str, span: Span, st: _State, ctx: _Ctx) -> None:
+        """``GIT_EDITOR='rm -rf tests' git commit``: a variable whose value a program runs as a
+        command (editors, pagers, ssh and askpass helpers) is read as if run now."""
+        if not value.strip() or DYN in value:
+            return
+        c2 = _Ctx(
+            (*ctx.via, key),
+            ctx.base,
+            ctx.fixed,
+            ctx.depth + 1,
+            (),
+            None,
+            ctx.calls,
+            ctx.positional,
+            ctx.in_pipe,
+        )
+        self.shell_string(value, span, st, c2, key)
 
     def git_config_program(self, argv: list[str], spans: list[Span], st: _State, ctx: _Ctx) -> None:
         """``git config alias.x '!rm -rf tests'`` (or ``core.pager``, ``core.fsmonitor`` ...)
@@ -1348,6 +1448,7 @@ class Resolver:
     ) -> None:
         """The policy's interpreter patterns over code: the commands it runs, and commands
         standing for what it does to files."""
+        code = fold_code(code)
         argv = [lang]
         c2 = _Ctx(
             (*ctx.via, argv[0]),
@@ -1360,6 +1461,10 @@ class Resolver:
             ctx.positional,
             ctx.in_pipe,
         )
+        if lang.startswith(("python", "pypy")) and deeper < self.config.max_depth:
+            # Python's exec/eval of a literal runs Python: read it as code too
+            for m in _PY_EXEC_LITERAL_RE.finditer(code):
+                self.scan_code(m.group(2), cspan, lang, st, ctx, deeper + 1)
         for rx, kind, tmpl in self.res.interpreter_patterns:
             for m in rx.finditer(code):
                 if kind == "shell":
