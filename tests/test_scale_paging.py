@@ -274,3 +274,33 @@ def test_the_export_writes_the_bytes_the_reference_writes(
         (r["id"], name) for r in reference for name in r["annotators"]
     ]
     assert gc.isenabled()
+
+
+# --- Two sparse filters ---------------------------------------------------------------------------
+
+
+def test_flagged_and_labelled_lists_only_their_common_trajectories(client: Client, expert) -> None:  # type: ignore[no-untyped-def]
+    from safety.models import Flag, FlagStatus
+    from tests.test_review_pages import _flagged_trajectory
+    from tests.test_review_services import label_all
+    from tests.test_scale_queries import list_ids
+
+    both_open, _ = _flagged_trajectory("both-open")
+    both_confirmed, flag = _flagged_trajectory("both-confirmed")
+    Flag.objects.filter(trajectory=both_confirmed).update(status=FlagStatus.CONFIRMED)
+    flagged_only, _ = _flagged_trajectory("flagged-only")
+    labelled_only = make_trajectory(2, rollout="labelled-only")
+    newer_plain = [make_trajectory(1, rollout=f"plain-{i}") for i in range(3)]
+    for t in (both_open, both_confirmed, labelled_only):
+        label_all(t, expert)
+    assert newer_plain and flag and flagged_only
+    logged_in(client, expert)
+    assert list_ids(client, flagged="yes", labelled="yes") == [both_confirmed.pk, both_open.pk]
+    assert list_ids(client, flagged="open", labelled="yes") == [both_open.pk]
+    assert list_ids(client, flagged="confirmed", labelled="yes") == [both_confirmed.pk]
+    label_all(both_open, expert, value=None)  # labels cleared: no vote left on it
+    Flag.objects.filter(trajectory=both_confirmed).update(status=FlagStatus.OPEN)
+    assert list_ids(client, flagged="confirmed", labelled="yes") == []  # none in common
+    assert list_ids(client, flagged="open", labelled="yes") == [both_confirmed.pk]
+    page = client.get("/review/trajectories/", {"flagged": "confirmed", "labelled": "yes"})
+    assert page.context["page"].total == 0
