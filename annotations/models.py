@@ -211,7 +211,15 @@ class LabelTally(models.Model):
                 fields=["resolved", "trajectory", "step_index", "behaviour"],
                 name="tally_disagreements",
                 condition=models.Q(split=True),
-            )
+            ),
+            # The labelled trajectories (a tally with a vote), read from the index alone.
+            models.Index(
+                fields=["trajectory"],
+                name="tally_voted_trajectory",
+                condition=models.Q(trusted__gt=0)
+                | models.Q(neutral__gt=0)
+                | models.Q(untrusted__gt=0),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -5,12 +5,13 @@ queries per request, the memory a request takes, and the plans of the slowest qu
 
     .venv/bin/python bench/bench_scale.py                  # S and L (L loads in minutes)
     .venv/bin/python bench/bench_scale.py --sizes S        # quick
+    .venv/bin/python bench/bench_scale.py --sizes S,M      # S and an intermediate 50k hub
     .venv/bin/python bench/bench_scale.py --keep           # keep the databases afterwards
     .venv/bin/python bench/bench_scale.py --reuse --keep   # measure again without reloading
     .venv/bin/python bench/bench_scale.py --reuse --keep --mix 600   # + 10 min of a page mix
 
-Each size has its own database (``rewardhub_scale_s``, ``rewardhub_scale_l``; ``--db-prefix``
-names another pair, so several people can measure on one server), created,
+Each size has its own database (``rewardhub_scale_s``, ``_m``, ``_l``; ``--db-prefix`` names
+another set, so several people can measure on one server), created,
 migrated and seeded here and dropped at the end (unless ``--keep``); with ``--reuse`` a kept
 database is migrated (so new migrations and their data migrations run on it, timed) and
 measured again. Each size runs in its own process, which writes ``var/bench_scale/SIZE.json``;
@@ -54,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "var" / "bench_scale"
 PG = {"host": "127.0.0.1", "port": "5432", "user": "postgres"}
-SIZES = {"S": 10_000, "L": 200_000}
+SIZES = {"S": 10_000, "M": 50_000, "L": 200_000}  # M: an intermediate size to iterate on
 MARK = "@@N@@"
 AGENTS = 48
 RUNS = 20
@@ -1140,7 +1141,8 @@ def report(sizes: list[str]) -> None:
     if not found:
         raise SystemExit("no results yet")
     names = list(next(iter(found.values()))["pages"])
-    base, big = (found.get("S"), found.get("L"))
+    base = found.get("S")
+    big = found.get("L") or found.get("M")  # the growth column: the largest size measured
     print(f"\nscale benchmark on PostgreSQL, warm, median; load average {os.getloadavg()}")
     for s, r in found.items():
         load = dict(r.get("load", {}))
@@ -1152,7 +1154,7 @@ def report(sizes: list[str]) -> None:
     for s in found:
         head += f" {s + ' ms':>9} {'q':>4} {'MB':>5}"
     if base and big:
-        head += f" {'L/S':>7}"
+        head += f" {big['size'] + '/S':>7}"
     print(head)
     for name in names:
         line = f"{name:<34}"
@@ -1187,7 +1189,7 @@ def report(sizes: list[str]) -> None:
                       f"{w['peak_mb']:.0f}, {w['slope_mb_min']:+.1f} MB/min")  # fmt: skip
             medians = ", ".join(f"{g} {ms:.0f}" for g, ms in sorted(mix["median_ms"].items()))
             print(f"    median ms under the mix: {medians}")
-    last = found.get("L") or base
+    last = big or base
     assert last is not None
     print(f"\nslowest queries at {last['size']} with their plans (EXPLAIN ANALYZE, BUFFERS):")
     for name, info in last["plans"].items():

@@ -143,11 +143,23 @@ def review_trajectories(*, filters: Mapping[str, str]) -> QuerySet[Trajectory]:
     labelled = filters.get("labelled") or ""
     if labelled:
         # A step label with a value is a vote in its step's tally (review.services keeps them).
-        labels = LabelTally.objects.filter(trajectory=OuterRef("pk")).filter(
-            Q(trusted__gt=0) | Q(neutral__gt=0) | Q(untrusted__gt=0)
-        )
+        voted = Q(trusted__gt=0) | Q(neutral__gt=0) | Q(untrusted__gt=0)
+        labels = LabelTally.objects.filter(trajectory=OuterRef("pk")).filter(voted)
         if labelled in ("yes", "true"):
             qs = qs.filter(Exists(labels))
+            if flagged in ("open", "confirmed", "yes", "true"):
+                # Two sparse sets: walking the list newest first PostgreSQL expects to meet
+                # their common trajectories soon, and when there are none it reads every
+                # trajectory. Starting at the newest common one (no start when none: the
+                # page is empty at once) costs a probe of the labels per flagged trajectory.
+                status = {"open": [FlagStatus.OPEN], "confirmed": [FlagStatus.CONFIRMED]}
+                common = Flag.objects.filter(
+                    Exists(LabelTally.objects.filter(voted, trajectory=OuterRef("trajectory_id")))
+                )
+                if flagged in status:
+                    common = common.filter(status__in=status[flagged])
+                newest = common.order_by("-trajectory_id").values("trajectory_id")[:1]
+                qs = qs.filter(id__lte=Subquery(newest))
         elif labelled in ("no", "false"):
             qs = qs.exclude(Exists(labels))
         else:

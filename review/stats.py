@@ -21,8 +21,10 @@ from datetime import datetime, time, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import slug_re
 from django.db import connection
-from django.db.models import Avg, Count, Max, Q, QuerySet
+from django.db.models import Avg, BooleanField, Count, Max, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -37,6 +39,7 @@ from annotations.models import (
     Trajectory,
 )
 from core.broker import publish
+from core.params import parse_int
 from core.queries import distinct_values
 from core.roles import SAFETY_LEAD, has_role
 from review.access import assignments_for
@@ -240,7 +243,8 @@ def agreement_report(*, queue_slug: str = "", task_type: str = "") -> dict[str, 
 
 # --- Disagreements ------------------------------------------------------------------------------
 
-DISAGREEMENTS_SHOWN = 500
+# One screen of disagreements a request, paged by keyset like the other lists.
+DISAGREEMENTS_PAGE = 50
 
 
 @dataclass
@@ -249,17 +253,59 @@ class DisagreementRow:
     behaviour: str
     votes: list[tuple[str, int]]
     final: FinalLabel | None
+    key: tuple[bool, int, int, str]  # (resolved, trajectory, step index, behaviour): its place
 
 
-def disagreement_rows(
-    *, queue_slug: str = "", task_type: str = "", limit: int = DISAGREEMENTS_SHOWN
-) -> list[DisagreementRow]:
+@dataclass
+class DisagreementPage:
+    rows: list[DisagreementRow]
+    next_cursor: str | None
+
+
+def disagreement_cursor(key: tuple[bool, int, int, str]) -> str:
+    """A row's place in the list as a URL value: ``resolved-trajectory-step-behaviour``."""
+    resolved, trajectory_id, step_index, behaviour = key
+    return f"{int(resolved)}-{trajectory_id}-{step_index}-{behaviour}"
+
+
+def parse_disagreement_cursor(raw: str) -> tuple[bool, int, int, str] | None:
+    """The place a cursor names, or None if it is not one of this list's cursors."""
+    parts = raw.split("-", 3)
+    if len(parts) != 4 or parts[0] not in ("0", "1"):
+        return None
+    trajectory_id, step_index = parse_int(parts[1]), parse_int(parts[2], hi=2**31 - 1)
+    behaviour = parts[3]
+    if trajectory_id is None or step_index is None:
+        return None
+    if len(behaviour) > 100 or (behaviour and not slug_re.fullmatch(behaviour)):
+        return None
+    return parts[0] == "1", trajectory_id, step_index, behaviour
+
+
+# A row comparison on the disagreement index's own columns: PostgreSQL starts the index scan
+# at that place (the constant SQL takes the values as parameters).
+_AFTER_PLACE = (
+    '("annotations_labeltally"."resolved", "annotations_labeltally"."trajectory_id", '
+    '"annotations_labeltally"."step_index", "annotations_labeltally"."behaviour") '
+    "> (%s, %s, %s, %s)"
+)
+
+
+def disagreement_page(
+    *,
+    queue_slug: str = "",
+    task_type: str = "",
+    after: tuple[bool, int, int, str] | None = None,
+    limit: int | None = None,
+) -> DisagreementPage:
     """Steps (and behaviours) whose reviewers gave different labels, with any final label:
-    unresolved first, then in trajectory and step order, at most ``limit``.
+    unresolved first, then in trajectory and step order, ``limit`` past the place ``after``.
 
-    Read from the split tallies in that order (an index), so the cost is the rows shown. Within
-    a queue only the reviews submitted there count; those votes are a subset of all the votes,
-    so a split within the queue is a split tally too, checked again with the queue's votes."""
+    Read from the split tallies in that order (an index), starting at ``after`` by a row
+    comparison on the index's own columns, so any page costs one page. Within a queue only
+    the reviews submitted there count; those votes are a subset of all the votes, so a split
+    within the queue is a split tally too, checked again with the queue's votes."""
+    limit = limit or DISAGREEMENTS_PAGE
     queue = ReviewQueue.objects.filter(slug=queue_slug).first() if queue_slug else None
     tallies = LabelTally.objects.filter(split=True).order_by(
         "resolved", "trajectory_id", "step_index", "behaviour"
@@ -272,22 +318,32 @@ def disagreement_rows(
     elif task_type:
         tallies = tallies.filter(trajectory__task_type=task_type)
     rows: list[DisagreementRow] = []
-    after = 0
-    while len(rows) < limit:
-        batch = list(tallies.values_list("id", "step_id", "behaviour")[after : after + limit])
+    while len(rows) <= limit:
+        window = tallies
+        if after is not None:
+            place = RawSQL(_AFTER_PLACE, list(after), output_field=BooleanField())  # noqa: S611
+            window = window.filter(place)
+        batch = list(
+            window.values_list(
+                "id", "step_id", "behaviour", "resolved", "trajectory_id", "step_index"
+            )[: limit + 1]
+        )
         if not batch:
             break
-        after += len(batch)
-        rows.extend(_disagreement_batch(batch, pairs)[: limit - len(rows)])
-        if pairs is None:
-            break  # every split tally is a disagreement: one batch is the page
-    return rows
+        rows.extend(_disagreement_batch(batch, pairs))
+        if len(batch) <= limit:
+            break  # the tallies ran out
+        last = batch[-1]
+        after = (last[3], last[4], last[5], last[2])
+    if len(rows) > limit:
+        return DisagreementPage(rows[:limit], disagreement_cursor(rows[limit - 1].key))
+    return DisagreementPage(rows, None)
 
 
 def _disagreement_batch(
-    batch: list[tuple[int, int, str]], pairs: set[tuple[int, int]] | None
+    batch: list[tuple[int, int, str, bool, int, int]], pairs: set[tuple[int, int]] | None
 ) -> list[DisagreementRow]:
-    step_ids = {step_id for _, step_id, _ in batch}
+    step_ids = {row[1] for row in batch}
     steps = (
         Step.objects.select_related("trajectory")
         .only("id", "index", "trajectory_id", "trajectory__id", "trajectory__external_id")
@@ -311,8 +367,14 @@ def _disagreement_batch(
         for f in FinalLabel.objects.filter(step_id__in=step_ids).select_related("resolved_by")
     }
     return [
-        DisagreementRow(steps[step_id], behaviour, sorted(got.items()), finals.get(key))
-        for _, step_id, behaviour in batch
+        DisagreementRow(
+            steps[step_id],
+            behaviour,
+            sorted(got.items()),
+            finals.get(key),
+            (resolved, trajectory_id, step_index, behaviour),
+        )
+        for _, step_id, behaviour, resolved, trajectory_id, step_index in batch
         if step_id in steps and len(set((got := votes[(key := (step_id, behaviour))]).values())) > 1
     ]
 

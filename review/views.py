@@ -358,13 +358,22 @@ def disagreements(request: HttpRequest) -> HttpResponse:
             )
         messages.success(request, f"Final label set on {step}.")
         return redirect(f"{reverse('review:disagreements')}?{request.GET.urlencode()}")
-    rows = review_stats.disagreement_rows(queue_slug=queue_slug, task_type=task_type)
+    cursor = request.GET.get("cursor", "")
+    after = review_stats.parse_disagreement_cursor(cursor) if cursor else None
+    if cursor and after is None:
+        return HttpResponseBadRequest("cursor: not a cursor of this list")
+    page = review_stats.disagreement_page(queue_slug=queue_slug, task_type=task_type, after=after)
     queues = ReviewQueue.objects.order_by("name")
     return render(
         request,
         "review/disagreements.html",
         {
-            "rows": rows,
+            "rows": page.rows,
+            "next_cursor": page.next_cursor,
+            "cursor": cursor,
+            "query": urlencode(
+                {k: v for k, v in (("queue", queue_slug), ("task_type", task_type)) if v}
+            ),
             "values": LABEL_BUTTONS,
             "queues": queues if is_lead else queues.filter(created_by=request.user),
             "queue_slug": queue_slug,

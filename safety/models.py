@@ -160,6 +160,13 @@ class Flag(models.Model):
         indexes = [
             models.Index(fields=["status", "id"], name="flag_status_id"),
             models.Index(fields=["status", "severity", "id"], name="flag_status_severity_id"),
+            # A trajectory's current flags, read from the index alone (the list's flag filters
+            # and where two filters' sparse sets meet).
+            models.Index(
+                fields=["trajectory", "status"],
+                name="flag_current_trajectory",
+                condition=models.Q(superseded_at__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -241,12 +248,31 @@ class ScanJob(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     run_token = models.CharField(max_length=32, blank=True, default="", editable=False)
+    # A large rescan is split into parts, each a job over a range of trajectory ids run by its
+    # own task, so workers share it; the parts add their progress to this job as they commit.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="parts"
+    )
+    id_from = models.PositiveBigIntegerField(
+        default=0, help_text="A part's first trajectory id (0: from the first)."
+    )
+    id_to = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="A part's last trajectory id (empty: to the last)."
+    )
 
     class Meta:
         ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["parent", "id_from"], name="uniq_scan_job_part")
+        ]
 
     def __str__(self) -> str:
-        return f"rescan #{self.pk} with {self.policy_version_id} ({self.state})"
+        part = (
+            f" (part {self.id_from}-{self.id_to or ''} of #{self.parent_id})"
+            if self.parent_id
+            else ""
+        )
+        return f"rescan #{self.pk} with {self.policy_version_id} ({self.state}){part}"
 
     @property
     def stalled(self) -> bool:

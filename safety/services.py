@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, DataError, transaction
-from django.db.models import F, Max, Q
+from django.db.models import F, Max, Q, QuerySet
 from django.utils import timezone
 
 from annotations.models import Step, Trajectory
@@ -681,6 +681,7 @@ def _retry_failures(job: ScanJob, token: str, chunk: int) -> bool:
                 flags_created=F("flags_created") + created,
                 heartbeat_at=timezone.now(),
             )
+            _add_to_whole(job, failed=-fixed, flags_created=created)
         after = ids[-1]
     return True
 
@@ -703,9 +704,7 @@ def scan_job_run(*, job_id: int, chunk: int = 50, retry_failed: bool = False) ->
     if token is None:
         logger.info("rescan #%s is being run by another worker; not started twice", job.pk)
         return job
-    qs = Trajectory.objects.order_by("id").values_list("id", flat=True)
-    if job.task_type:
-        qs = qs.filter(task_type=job.task_type)
+    qs = _job_trajectories(job)
     job.refresh_from_db()
     # Resume after the trajectories the committed chunks covered; a finished job only retries
     # its failures (trajectories imported since were scanned on import).
@@ -733,20 +732,99 @@ def scan_job_run(*, job_id: int, chunk: int = 50, retry_failed: bool = False) ->
                     last_id=ids[-1],
                     heartbeat_at=timezone.now(),
                 )
+                _add_to_whole(job, done=len(ids), flags_created=created, failed=failed)
             last_id = ids[-1]
     except Exception as exc:  # report, then let the task framework decide about retries
         logger.exception("rescan #%s stopped", job.pk)
+        error = f"Stopped: {scan_failure_summary(exc)} Resume it to continue."
         with contextlib.suppress(DatabaseError):  # the database may be what failed
-            ScanJob.objects.filter(pk=job.pk, run_token=token).update(
-                state=ScanJob.State.FAILED,
-                error=f"Stopped: {scan_failure_summary(exc)} Resume it to continue.",
+            stopped = ScanJob.objects.filter(pk=job.pk, run_token=token).update(
+                state=ScanJob.State.FAILED, error=error
             )
+            if stopped and job.parent_id:
+                ScanJob.objects.filter(pk=job.parent_id).update(
+                    state=ScanJob.State.FAILED, error=error
+                )
         raise
-    ScanJob.objects.filter(pk=job.pk, run_token=token).update(
-        state=ScanJob.State.DONE, finished_at=timezone.now(), heartbeat_at=timezone.now()
-    )
+    with transaction.atomic():
+        finished = ScanJob.objects.filter(pk=job.pk, run_token=token).update(
+            state=ScanJob.State.DONE, finished_at=timezone.now(), heartbeat_at=timezone.now()
+        )
+        if finished and job.parent_id:
+            _finish_whole_if_done(job.parent_id)
     job.refresh_from_db()
     return job
+
+
+def _job_trajectories(job: ScanJob) -> QuerySet[Trajectory, int]:
+    """The ids a job scans, in order: its task type's, within its range if it is a part."""
+    qs = Trajectory.objects.order_by("id").values_list("id", flat=True)
+    if job.task_type:
+        qs = qs.filter(task_type=job.task_type)
+    if job.id_from:
+        qs = qs.filter(id__gte=job.id_from)
+    if job.id_to is not None:
+        qs = qs.filter(id__lte=job.id_to)
+    return qs
+
+
+def _add_to_whole(job: ScanJob, **counts: int) -> None:
+    """A part's committed progress added to its whole rescan, in the part's transaction (so
+    the whole's counts stay exact however its parts stop and resume)."""
+    if job.parent_id is None:
+        return
+    changes: dict[str, Any] = {k: F(k) + v for k, v in counts.items() if v}
+    ScanJob.objects.filter(pk=job.parent_id).update(**changes, heartbeat_at=timezone.now())
+
+
+def _finish_whole_if_done(parent_id: int) -> None:
+    """The whole rescan is done once every part is; with its row locked, so of two parts
+    finishing at once the later one sees the other's state."""
+    parent = ScanJob.objects.select_for_update().filter(pk=parent_id).first()
+    if parent is None or parent.parts.exclude(state=ScanJob.State.DONE).exists():
+        return
+    ScanJob.objects.filter(pk=parent_id).update(
+        state=ScanJob.State.DONE, error="", finished_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+
+
+def scan_job_split(*, job_id: int, part_size: int, retry_failed: bool = False) -> list[int]:
+    """Split a rescan into parts of ``part_size`` trajectories (ranges of ids, planned once:
+    a retried or resumed split finds its parts made) and say which parts to run: those not
+    done, and with ``retry_failed`` those done with failures to scan again. The whole job
+    runs while they do; the parts add their progress to it."""
+    job = ScanJob.objects.get(pk=job_id)
+    if job.parent_id is not None:
+        raise ValueError(f"rescan #{job.pk} is a part; split its whole instead")
+    if not job.parts.exists():
+        bounds: list[tuple[int, int]] = []
+        count = 0
+        for pk in _job_trajectories(job).iterator(chunk_size=10_000):
+            if count % part_size == 0:
+                bounds.append((pk, pk))
+            bounds[-1] = (bounds[-1][0], pk)
+            count += 1
+        parts = [
+            ScanJob(
+                policy_version_id=job.policy_version_id,
+                task_type=job.task_type,
+                created_by_id=job.created_by_id,
+                parent=job,
+                id_from=first,
+                id_to=None if n == len(bounds) - 1 else last,  # the last part: to the end
+                total=min(part_size, count - n * part_size),
+            )
+            for n, (first, last) in enumerate(bounds)
+        ]
+        ScanJob.objects.bulk_create(parts, ignore_conflicts=True)
+        ScanJob.objects.filter(pk=job.pk).update(total=count)
+    ScanJob.objects.filter(pk=job.pk).update(
+        state=ScanJob.State.RUNNING, error="", heartbeat_at=timezone.now()
+    )
+    to_run = job.parts.exclude(state=ScanJob.State.DONE)
+    if retry_failed:
+        to_run = job.parts.filter(~Q(state=ScanJob.State.DONE) | Q(failed__gt=0))
+    return list(to_run.order_by("id_from").values_list("pk", flat=True))
 
 
 def scan_job_resume(*, job: ScanJob) -> None:

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from celery.signals import worker_ready
+from django.conf import settings
 
 from core.broker import durable_task, publish
 from safety import services
@@ -47,8 +48,31 @@ def scan_trajectory(trajectory_id: int, policy_version_id: int | None = None) ->
 )
 def run_scan_job(job_id: int, retry_failed: bool = False) -> int:
     """Bulk rescan with progress stored on the job row (``retry_failed``: its failed
-    trajectories are scanned again first)."""
-    return services.scan_job_run(job_id=job_id, retry_failed=retry_failed).done
+    trajectories are scanned again first). A rescan of more than
+    ``SAFETY["SCAN_PART_SIZE"]`` trajectories is split into parts, each queued as this task
+    on its own, so every scan worker takes a share; each part adds its progress to the whole."""
+    size = settings.SAFETY["SCAN_PART_SIZE"]
+    job = ScanJob.objects.filter(pk=job_id).values("parent_id", "total").first()
+    if job is None:
+        return 0
+    split = job["parent_id"] is None and (
+        ScanJob.objects.filter(parent_id=job_id).exists() or (size and job["total"] > size)
+    )
+    if not split:
+        return services.scan_job_run(job_id=job_id, retry_failed=retry_failed).done
+    parts = services.scan_job_split(job_id=job_id, part_size=size, retry_failed=retry_failed)
+    for part in parts:
+        if not (
+            publish(run_scan_job, part, retry_failed=True)
+            if retry_failed
+            else publish(run_scan_job, part)
+        ):
+            ScanJob.objects.filter(pk=job_id).update(
+                state=ScanJob.State.FAILED,
+                error="Not all parts were queued: the task broker is unreachable. Resume it.",
+            )
+            break
+    return 0
 
 
 def enqueue_scan(trajectory_id: int) -> None:

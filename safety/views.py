@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
@@ -25,7 +26,16 @@ from core.params import parse_int
 from core.roles import SAFETY_LEAD
 from safety import selectors, services
 from safety.analyzer import policy as analyzer_policy
-from safety.models import Flag, FlagStatus, Policy, PolicyRule, PolicyVersion, ScanJob, Waiver
+from safety.models import (
+    Flag,
+    FlagStatus,
+    Policy,
+    PolicyRule,
+    PolicyVersion,
+    ScanFailure,
+    ScanJob,
+    Waiver,
+)
 from safety.tasks import enqueue_pending_scans, queue_scan_job
 
 lead_only = role_required(SAFETY_LEAD)
@@ -162,7 +172,10 @@ def policy_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "safety/policy_list.html",
-        {"policies": selectors.policies_with_versions(), "jobs": ScanJob.objects.all()[:10]},
+        {
+            "policies": selectors.policies_with_versions(),
+            "jobs": ScanJob.objects.filter(parent=None)[:10],  # a split rescan's parts are in it
+        },
     )
 
 
@@ -303,7 +316,11 @@ def rescan(request: HttpRequest, version_pk: int) -> HttpResponse:
 def scan_job(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(ScanJob.objects.select_related("policy_version__policy"), pk=job_id)
     template = "safety/_scan_progress.html" if request.htmx else "safety/scan_job.html"
-    failures = job.failures.order_by("trajectory_id")[:50] if job.failed else []
+    failures = (
+        ScanFailure.objects.filter(Q(job=job) | Q(job__parent=job)).order_by("trajectory_id")[:50]
+        if job.failed
+        else []
+    )
     return render(request, template, {"job": job, "failures": failures})
 
 

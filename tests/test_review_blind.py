@@ -77,7 +77,7 @@ def test_agreement_and_exports_count_submitted_values_only(
 
     ratings = review_stats.label_ratings(task_type="swe-bugfix")
     assert {u for votes in ratings[""].values() for u in votes} == {"ann"}
-    assert review_stats.disagreement_rows(queue_slug="", task_type="") == []
+    assert review_stats.disagreement_page(queue_slug="", task_type="").rows == []
 
     client.force_login(safety_lead)
     body = b"".join(client.get("/review/export/annotators.jsonl").streaming_content)

@@ -23,4 +23,7 @@ SAFETY = {
     # A running rescan without committed progress for this long (s) is shown as stalled (its
     # worker was most likely killed) and may be resumed from the safety pages.
     "SCAN_STALL_SECONDS": env.int("RH_SCAN_STALL_SECONDS", default=300),
+    # A rescan of more trajectories than this is split into parts of this many, each its own
+    # task on the scan queue, so every scan worker takes a share (0: never split).
+    "SCAN_PART_SIZE": env.int("RH_SCAN_PART_SIZE", default=2000),
 }
