@@ -72,6 +72,17 @@ def still_reviewing(user: Any, queue: ReviewQueue) -> bool:
     )
 
 
+def still_reviewing_trajectories(user: Any) -> QuerySet[Assignment]:
+    """The trajectories ``user`` has a review of open on, in any queue (as ``trajectory_id``
+    values for a subquery): their votes stay hidden from them on every page and export,
+    because reviews of one trajectory share its label rows (blind review, for every role)."""
+    return (
+        Assignment.objects.filter(reviewer_id=getattr(user, "pk", None))
+        .exclude(status=AssignmentStatus.SUBMITTED)
+        .values("trajectory_id")
+    )
+
+
 def access_led_queue(user: Any, slug: str) -> ReviewQueue:
     """A queue whose votes ``user`` may see, settle and export: any, for a safety lead; for an
     expert, one they created (they lead that labelling project). Either way only once no review

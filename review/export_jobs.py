@@ -32,6 +32,7 @@ from django.utils import timezone
 from annotations.exports import EXPORT_KINDS, export_chunks, labelled
 from core.broker import TRANSIENT_DB_ERRORS, publish
 from review import selectors as review_selectors
+from review.access import still_reviewing_trajectories
 from review.models import ExportJob, ExportStatus
 
 logger = logging.getLogger(__name__)
@@ -141,6 +142,9 @@ def _write(job: ExportJob, token: str) -> str:
     path = export_path(job)
     path.parent.mkdir(parents=True, exist_ok=True)
     qs = review_selectors.review_trajectories(filters=job.filters)
+    if job.created_by_id is not None:
+        # blind review: nothing of what the job's owner is still reviewing
+        qs = qs.exclude(pk__in=still_reviewing_trajectories(job.created_by))
     if not path.exists() or path.stat().st_size < job.bytes:
         # The file is gone or shorter than what was saved (a new disk, a cleaned folder):
         # start over rather than leave a hole.

@@ -42,7 +42,7 @@ from core.broker import publish
 from core.params import parse_int
 from core.queries import distinct_values
 from core.roles import SAFETY_LEAD, has_role
-from review.access import assignments_for
+from review.access import assignments_for, still_reviewing_trajectories
 from review.models import Assignment, AssignmentStatus, ReviewQueue, StatsSnapshot
 from review.selectors import counted_labels, queue_rows
 from rewards.models import ScoringRecord
@@ -297,6 +297,7 @@ def disagreement_page(
     task_type: str = "",
     after: tuple[bool, int, int, str] | None = None,
     limit: int | None = None,
+    viewer: Any = None,
 ) -> DisagreementPage:
     """Steps (and behaviours) whose reviewers gave different labels, with any final label:
     unresolved first, then in trajectory and step order, ``limit`` past the place ``after``.
@@ -304,7 +305,8 @@ def disagreement_page(
     Read from the split tallies in that order (an index), starting at ``after`` by a row
     comparison on the index's own columns, so any page costs one page. Within a queue only
     the reviews submitted there count; those votes are a subset of all the votes, so a split
-    within the queue is a split tally too, checked again with the queue's votes."""
+    within the queue is a split tally too, checked again with the queue's votes. A ``viewer``
+    sees nothing of the trajectories they are still reviewing."""
     limit = limit or DISAGREEMENTS_PAGE
     queue = ReviewQueue.objects.filter(slug=queue_slug).first() if queue_slug else None
     tallies = LabelTally.objects.filter(split=True).order_by(
@@ -317,6 +319,9 @@ def disagreement_page(
         tallies = tallies.filter(trajectory_id__in=submitted.values("trajectory_id"))
     elif task_type:
         tallies = tallies.filter(trajectory__task_type=task_type)
+    if viewer is not None:
+        # blind review: nothing of a trajectory the viewer is still reviewing
+        tallies = tallies.exclude(trajectory_id__in=still_reviewing_trajectories(viewer))
     rows: list[DisagreementRow] = []
     while len(rows) <= limit:
         window = tallies

@@ -342,6 +342,14 @@ def disagreements(request: HttpRequest) -> HttpResponse:
             and not Assignment.objects.filter(queue=led, trajectory_id=step.trajectory_id).exists()
         ):
             raise PermissionDenied("That step is not in a queue you lead.")
+        if (
+            review_access.still_reviewing_trajectories(request.user)
+            .filter(trajectory_id=step.trajectory_id)
+            .exists()
+        ):
+            raise PermissionDenied(
+                "You are still reviewing this trajectory: submit your review before settling it."
+            )
         try:
             review_services.final_label_resolve(
                 step=step,
@@ -362,7 +370,9 @@ def disagreements(request: HttpRequest) -> HttpResponse:
     after = review_stats.parse_disagreement_cursor(cursor) if cursor else None
     if cursor and after is None:
         return HttpResponseBadRequest("cursor: not a cursor of this list")
-    page = review_stats.disagreement_page(queue_slug=queue_slug, task_type=task_type, after=after)
+    page = review_stats.disagreement_page(
+        queue_slug=queue_slug, task_type=task_type, after=after, viewer=request.user
+    )
     queues = ReviewQueue.objects.order_by("name")
     return render(
         request,
@@ -378,6 +388,7 @@ def disagreements(request: HttpRequest) -> HttpResponse:
             "queues": queues if is_lead else queues.filter(created_by=request.user),
             "queue_slug": queue_slug,
             "task_type": task_type,
+            "reviewing": review_access.still_reviewing_trajectories(request.user).exists(),
             **_role_flags(request),
         },
     )
@@ -396,6 +407,7 @@ def export_prm(request: HttpRequest) -> HttpResponse:
         qs = review_selectors.review_trajectories(filters=_filters(request))
     except FilterError as exc:
         return HttpResponseBadRequest(str(exc.errors))
+    qs = qs.exclude(pk__in=review_access.still_reviewing_trajectories(request.user))
     labels = review_selectors.counted_labels()
     return _stream(exports.prm_lines(qs, labels=labels), "step-labels-prm.jsonl")
 
@@ -407,6 +419,7 @@ def export_annotators(request: HttpRequest) -> HttpResponse:
         qs = review_selectors.review_trajectories(filters=_filters(request))
     except FilterError as exc:
         return HttpResponseBadRequest(str(exc.errors))
+    qs = qs.exclude(pk__in=review_access.still_reviewing_trajectories(request.user))
     labels = review_selectors.counted_labels()
     return _stream(exports.annotator_lines(qs, labels=labels), "step-labels-by-annotator.jsonl")
 

@@ -163,6 +163,8 @@ def build_world(
         "export": export.pk,
         "evaluation_run": evaluation_run.pk,
         "other_traj": other_trajectory.pk,
+        # a step no principal is reviewing: settling one under review is refused (blind review)
+        "other_step": other_trajectory.steps.order_by("index").first().pk,  # type: ignore[union-attr]
     }
     return World(principal, client, user, secret, ids)
 

@@ -376,7 +376,7 @@ MATRIX: dict[str, list[Probe]] = {
     "review/agreement/": [get("/review/agreement/", REVIEWERS)],  # kappas only, no votes
     "review/disagreements/": [
         get("/review/disagreements/", LEADS),
-        post("/review/disagreements/", LEADS, 302, {"step": "{step}", "value": "1"}),
+        post("/review/disagreements/", LEADS, 302, {"step": "{other_step}", "value": "1"}),
     ],
     "review/export/prm.jsonl": [get("/review/export/prm.jsonl", LEADS)],
     "review/export/annotators.jsonl": [get("/review/export/annotators.jsonl", LEADS)],

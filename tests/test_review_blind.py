@@ -108,3 +108,37 @@ def test_reopen_view_is_the_reviewers_or_a_leads(client: Client, make_user, safe
     assignment.refresh_from_db()  # type: ignore[union-attr]
     assert assignment.status == AssignmentStatus.IN_PROGRESS  # type: ignore[union-attr]
     assert AuditEvent.objects.get(action="review.reopen").actor_user_id == ann.pk
+
+
+def test_hub_wide_pages_and_exports_hide_what_a_lead_is_still_reviewing(
+    client: Client, make_user, safety_lead
+) -> None:  # type: ignore[no-untyped-def]
+    """A safety lead with a review still open sees none of that trajectory's votes on the
+    hub-wide disagreements page or in the hub-wide exports, and cannot settle it; once the
+    review is submitted, it is all there (reviews of one trajectory share its label rows)."""
+    ann, bob = make_user("ann", "expert"), make_user("bob", "expert")
+    trajectory = make_trajectory(2, rollout="blind-hub")
+    queue = make_queue(overlap=3, blind=True)
+    for reviewer, values in ((ann, [1, 1]), (bob, [-1, -1])):
+        assignment = review_services.assignment_next(queue=queue, reviewer=reviewer)
+        assert assignment is not None
+        _label(trajectory, reviewer, values)
+        review_services.assignment_submit(assignment=assignment, reviewer=reviewer)
+    mine = make_in_progress(queue, safety_lead)
+    client.force_login(safety_lead)
+
+    page = client.get("/review/disagreements/").content.decode()
+    assert "blind-note" in page and "rv-vote" not in page
+    for name in ("export_prm", "export_annotators"):
+        body = b"".join(client.get(f"/review/export/{name.split('_')[1]}.jsonl").streaming_content)
+        assert b"ann" not in body, name
+    step = trajectory.steps.get(index=0)
+    refused = client.post("/review/disagreements/", {"step": step.pk, "behaviour": "", "value": 1})
+    assert refused.status_code == 403
+
+    _label(trajectory, safety_lead, [1, -1])
+    review_services.assignment_submit(assignment=mine, reviewer=safety_lead)
+    page = client.get("/review/disagreements/").content.decode()
+    assert "blind-note" not in page and "ann" in page
+    body = b"".join(client.get("/review/export/annotators.jsonl").streaming_content)
+    assert b'"ann"' in body
