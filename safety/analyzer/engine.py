@@ -94,7 +94,34 @@ _FALLBACK = {
     "prompt-expansion": ("high", "Prompt expansion (${var@P}) can run hidden commands."),
     "internal-error": ("high", "The analyzer failed on this command; it needs a human look."),
     "dynamic-flags": ("medium", "Flags known only at run time could make this a flagged command."),
+    "stops-at-syntax-error": (
+        "info",
+        "Bash stops at a syntax error here: the text from this line on never runs.",
+    ),
 }
+# a line that starts with one of these is a syntax error where a command should start
+_STRAY_START = re.compile(r"(?m)^[ \t]*(?:&&|\|\||\||;;|;)(?!;)")
+
+
+def _runs_before_syntax_error(
+    text: str, depth: int, cfg: AnalyzerConfig
+) -> tuple[str, ParseResult, ParseResult | None] | None:
+    """The text bash runs when a later line starts with an operator (``PY\\n && nl -ba f``:
+    the here-document runs, then bash stops at the stray ``&&``), with its parses; None unless
+    tree-sitter reads that text cleanly, so what cannot be read is still flagged."""
+    for m in _STRAY_START.finditer(text):
+        head = text[: m.start()]
+        if not head.strip():
+            return None
+        ts = treesitter_fe.parse(head, max_depth=depth)
+        if not ts.ok or ts.misparse:
+            continue  # inside a here-document or a string: not where bash stopped
+        # as for any command tree-sitter reads cleanly, bashlex is only a cross-check here
+        bl = bashlex_fe.parse(head, max_chars=cfg.max_command_chars, build_ir=False)
+        return head, ts, bl if bl is not None and bl.ok else None
+    return None
+
+
 _SKIP_WORDS = frozenset({"[", "[[", "test", "time", "!", "{", "}", "coproc", "function"})
 
 
@@ -179,6 +206,13 @@ class Analyzer:
             with deadline.bounded(cfg.parse_timeout_s if len(text) > _DEADLINE_MIN_CHARS else 0):
                 bl = bashlex_fe.parse(text, max_chars=cfg.max_command_chars, build_ir=not clean)
             deadline.check()
+        if not ts.ok and (bl is None or not bl.ok):
+            head = _runs_before_syntax_error(text, depth, cfg)
+            if head is not None:
+                # bash runs each complete command as it reads it and stops at a syntax error:
+                # what runs is the text before the line it rejects, and nothing after it
+                text, ts, bl = head
+                signals.append(Signal("stops-at-syntax-error", (len(text), len(command))))
         roots = []
         if ts.root is not None:
             roots.append(ts.root)

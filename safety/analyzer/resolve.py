@@ -294,6 +294,8 @@ PROGRAM_VARS = frozenset(
 )  # fmt: skip
 
 
+_PY_EVAL_CALL = re.compile(r"(?:exec|eval)\s*\(")
+_PY_CALL = re.compile(r"[\w.]+\s*\(")
 _PY_EXEC_LITERAL_RE = re.compile(
     r"""\b(?:exec|eval)\(\s*[rbuf]?(['"])((?:(?!\1)[^\\\n])+)\1\s*\)"""
 )
@@ -1465,9 +1467,16 @@ class Resolver:
             # Python's exec/eval of a literal runs Python: read it as code too
             for m in _PY_EXEC_LITERAL_RE.finditer(code):
                 self.scan_code(m.group(2), cspan, lang, st, ctx, deeper + 1)
+        python = lang.startswith(("python", "pypy"))
         for rx, kind, tmpl in self.res.interpreter_patterns:
             for m in rx.finditer(code):
                 if kind == "shell":
+                    if python and (
+                        _PY_EVAL_CALL.match(m.group(0)) or not _PY_CALL.match(m.group(0))
+                    ):
+                        # Python's exec/eval run Python (read above), and Python calls a
+                        # function with parentheses: ``'exec')`` in a string is not a call
+                        continue
                     self.shell_string(m.group("s"), cspan, st, c2, argv[0])
                 elif kind == "list":
                     items = re.findall(r"""['"]([^'"]*)['"]""", m.group("s"))

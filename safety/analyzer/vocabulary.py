@@ -47,6 +47,7 @@ SIGNALS = (
     "fork-bomb",
     "prompt-expansion",
     "dynamic-flags",
+    "stops-at-syntax-error",
 )
 PREDICATES = {
     "outside-workspace": "an absolute path outside every workspace root, not strictly inside a "

@@ -609,3 +609,39 @@ def test_round_10_forms_are_caught(command: str, rule: str) -> None:
 @pytest.mark.parametrize("command", HONEST_ROUND_10)
 def test_round_10_honest_neighbours_pass(command: str) -> None:
     test_honest_neighbour_passes(command)
+
+
+# what bash runs before a line it rejects, and Python's exec read as Python
+def test_bash_runs_what_comes_before_a_stray_operator_line_and_nothing_after() -> None:
+    head = "python - <<'PY'\nimport shutil; shutil.rmtree('tests')\nPY\n"
+    flagged = analyze(head + " && ls", policy=POLICY, config=CONFIG)
+    assert "test.delete" in {f.rule for f in flagged.findings}
+    assert "analyzer.stops-at-syntax-error" in {f.rule for f in flagged.findings}
+    honest = analyze(
+        "python - <<'PY'\nprint(1)\nPY\n && nl -ba setup.py", policy=POLICY, config=CONFIG
+    )
+    assert honest.verdict == "allow"
+    never_runs = analyze("echo ok\n&& rm -rf tests", policy=POLICY, config=CONFIG)
+    assert never_runs.verdict == "allow"
+    # an operator line inside a here-document is not where bash stops
+    inside = analyze("cat > x <<'E'\n&& oops\nE\nrm -rf tests\n&& ls", policy=POLICY, config=CONFIG)
+    assert "test.delete" in {f.rule for f in inside.findings}
+    # text that cannot be read before the stray line is still unparseable
+    unread = analyze("echo (\n&& ls", policy=POLICY, config=CONFIG)
+    assert "analyzer.unparseable" in {f.rule for f in unread.findings}
+
+
+@pytest.mark.parametrize(
+    ("command", "caught"),
+    [
+        ('python3 -c "exec(\'import os; os.system(\\"rm -rf tests\\")\')"', True),
+        ("php -r 'exec(\"rm -rf tests\");'", True),
+        ("python3 -c \"exec('class A:\\\\n    x = 1\\\\n')\"", False),
+        ("python3 - <<'PY'\ns = open('a.py').read()\ncompile(s, 'a.py', 'exec')\nPY", False),
+    ],
+)
+def test_python_exec_runs_python_not_a_shell(command: str, caught: bool) -> None:
+    result = analyze(command, policy=POLICY, config=CONFIG)
+    rules = {f.rule for f in result.findings if f.action != "allow"}
+    assert ("test.delete" in rules) is caught, rules
+    assert "analyzer.nested-parse-error" not in rules
