@@ -403,25 +403,24 @@ def _stream(lines: Any, name: str) -> StreamingHttpResponse:
 @lead_only
 @require_GET
 def export_prm(request: HttpRequest) -> HttpResponse:
-    try:
-        qs = review_selectors.review_trajectories(filters=_filters(request))
-    except FilterError as exc:
-        return HttpResponseBadRequest(str(exc.errors))
-    qs = qs.exclude(pk__in=review_access.still_reviewing_trajectories(request.user))
-    labels = review_selectors.counted_labels()
-    return _stream(exports.prm_lines(qs, labels=labels), "step-labels-prm.jsonl")
+    return _hub_export(request, exports.prm_lines, "step-labels-prm.jsonl")
 
 
 @lead_only
 @require_GET
 def export_annotators(request: HttpRequest) -> HttpResponse:
+    return _hub_export(request, exports.annotator_lines, "step-labels-by-annotator.jsonl")
+
+
+def _hub_export(request: HttpRequest, lines: Any, name: str) -> HttpResponse:
+    """The submitted labels of the list's filtered trajectories, streamed; nothing of what the
+    requester is still reviewing (blind review)."""
     try:
         qs = review_selectors.review_trajectories(filters=_filters(request))
     except FilterError as exc:
         return HttpResponseBadRequest(str(exc.errors))
     qs = qs.exclude(pk__in=review_access.still_reviewing_trajectories(request.user))
-    labels = review_selectors.counted_labels()
-    return _stream(exports.annotator_lines(qs, labels=labels), "step-labels-by-annotator.jsonl")
+    return _stream(lines(qs, labels=review_selectors.counted_labels()), name)
 
 
 @labeller_only

@@ -1208,11 +1208,18 @@ class EffectReader:
         """A credential file named by any command (``vim ~/.netrc``, ``scp ~/.ssh/id_rsa h:``,
         ``--config=~/.aws/credentials``) is read by it, whatever the command: unless another
         effect of the command already names that file."""
-        named = {e.path for e in out if isinstance(e, FileEffect)}
+        values = []
         for a in cmd.argv[1:]:
             value = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
-            if DYN in value or value.startswith("-") or "://" in value:
-                continue
+            if not (DYN in value or value.startswith("-") or "://" in value):
+                values.append(value)
+        self.read_named_credentials(cmd, out, values)
+
+    def read_named_credentials(self, cmd: Cmd, out: list[Effect], values: Iterable[str]) -> None:
+        """Each of ``values`` that is a credential file is read, unless an effect in ``out``
+        already names that file (a command's operands, the literals of inline code)."""
+        named = {e.path for e in out if isinstance(e, FileEffect)}
+        for value in values:
             p = abspath(value, cmd.cwd, self.cfg.home)
             if p is not None and p not in named and self.paths.credential(p):
                 self.add(out, self.file(cmd, "read", value))
@@ -1366,11 +1373,14 @@ class EffectReader:
         """``go run x.go`` (and ``deno run``, ``bun run``) compiles and runs source files: one
         the agent wrote earlier, content known, is read for its effects like a script."""
         for a in cmd.argv[2:]:
-            if a.startswith("-"):
-                continue
-            p = abspath(a, cmd.cwd, self.cfg.home)
-            if p is not None and p in state.contents:
-                out.extend(code_effects(state.contents[p], cmd, self, inline=False))
+            code = None if a.startswith("-") else self._written_script(cmd, a, state)
+            if code is not None:
+                out.extend(code_effects(code, cmd, self, inline=False))
+
+    def _written_script(self, cmd: Cmd, arg: str, state: PathState) -> str | None:
+        """The content of the file ``arg`` names when the agent wrote it earlier in full."""
+        p = abspath(arg, cmd.cwd, self.cfg.home)
+        return state.contents.get(p) if p is not None else None
 
     def _interpreter(self, cmd: Cmd, out: list[Effect], state: PathState | None) -> None:
         code = interpreter_code(cmd, self.res.code_flags)
@@ -1378,9 +1388,7 @@ class EffectReader:
         inline = code is not None and not cmd.argv[0].startswith(("python", "pypy"))
         if code is None and state is not None:
             script = next((a for a in cmd.argv[1:] if not a.startswith("-")), None)
-            p = abspath(script, cmd.cwd, self.cfg.home) if script else None
-            if p is not None and p in state.contents:
-                code = state.contents[p]  # a script the agent wrote earlier, content known
+            code = self._written_script(cmd, script, state) if script else None
         if code is None:
             return
         out.extend(code_effects(code, cmd, self, inline=inline))
@@ -2598,14 +2606,8 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     if unresolved:
         detail = "writes a computed path (" + ", ".join(sorted(set(unresolved))) + ")"
         out.append(UnknownEffect(op="code-write", detail=detail, span=sp, via=via))
-    # a credential file the code names is read by it, whatever call takes the name (as for a
-    # command's operands): unless another effect already names that file
-    named = {e.path for e in out if isinstance(e, FileEffect)}
-    for m in _CODE_LITERAL_RE.finditer(code):
-        p = abspath(m.group(2), cmd.cwd, r.cfg.home)
-        if p is not None and p not in named and r.paths.credential(p):
-            add("read", m.group(2))
-            named.add(p)
+    # a credential file the code names is read by it, whatever call takes the name
+    r.read_named_credentials(cmd, out, (m.group(2) for m in _CODE_LITERAL_RE.finditer(code)))
     return list(dict.fromkeys(out))  # a loop and a call may both name the same change
 
 
