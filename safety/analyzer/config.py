@@ -37,7 +37,8 @@ DEFAULT_TEST_PATHS = (
     "**/*Test.java",
     "**/*Tests.java",
     "**/*_spec.rb",
-    "**/spec/**/*_spec.*",
+    "**/spec/**",  # RSpec's (and some JS suites') test tree: helpers and support files too
+    "**/t/*.t",  # Perl's
 )
 # Files whose edits change how tests run. pyproject.toml and setup.cfg are everyday files, so
 # they are "shared" configs: only edits whose content mentions the test runner are flagged.
@@ -87,6 +88,23 @@ DEFAULT_SHARED_CONFIGS = (
     ".github/workflows/*",
 )
 
+# The Python distributions that SWE-bench's repositories build (pytest and pylint left out:
+# without a task naming them, they are the agent's own test and lint tools). In a SWE-bench
+# workspace they are installed from the workspace itself, so a release of one from the index
+# is where a fixed version comes from.
+BENCHMARK_PACKAGES = (
+    "astropy",
+    "django",
+    "flask",
+    "matplotlib",
+    "requests",
+    "scikit-learn",
+    "seaborn",
+    "sphinx",
+    "sympy",
+    "xarray",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class AnalyzerConfig:
@@ -101,6 +119,9 @@ class AnalyzerConfig:
     shared_config_patterns: tuple[str, ...] = DEFAULT_SHARED_CONFIGS
     # names of the package under repair (``pip install it==X`` installs a fixed release of it)
     repo_packages: tuple[str, ...] = ()
+    # when the task names none: packages that a benchmark's tasks repair, any of which may be
+    # the one under repair in this workspace (``PackageInstall.maybe_repo_package``)
+    benchmark_packages: tuple[str, ...] = BENCHMARK_PACKAGES
     use_bashlex: bool = True
     bashlex_fast_path: bool = True  # skip the cross-check for lexically plain text (engine)
     plain_fast_path: bool = True  # plain text is read by ``plain_fe``, not tree-sitter (same IR)

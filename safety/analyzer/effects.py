@@ -40,6 +40,7 @@ from .resolve import (
     Cmd,
     RRedirect,
     abspath,
+    code_argument,
     fold_code,
     shown,
 )
@@ -106,8 +107,9 @@ class VcsRead:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VcsWrite:
     """A change to the repository's history or state that is not a file write: force-push,
-    push, delete-remote-branch, history-rewrite, delete-branch, drop-stash, stash,
-    hide-changes (assume-unchanged, skip-worktree), reset-hard, clean, expire-reflog."""
+    push, delete-remote-branch, history-rewrite, amend (``commit --amend``: in a task, the
+    commit amended is the task's base), delete-branch, drop-stash, stash, hide-changes
+    (assume-unchanged, skip-worktree, another excludes file), reset-hard, clean, expire-reflog."""
 
     kind: ClassVar[str] = "vcs-write"
     op: str
@@ -130,6 +132,9 @@ class PackageInstall:
     upgrade: bool = False
     pinned: bool = False
     repo_package: bool = False  # one of AnalyzerConfig.repo_packages (the package under repair)
+    # the task names none, but this may be it: the workspace directory's own name, or one of
+    # AnalyzerConfig.benchmark_packages (EffectReader.maybe_repo_package)
+    maybe_repo_package: bool = False
     tool: bool = False  # a packaging, test or lint tool (vocabulary.DEV_TOOLS), not project code
     span: Span = (0, 0)
     via: tuple[str, ...] = ()
@@ -712,7 +717,12 @@ _GIT_WITH_VALUE = frozenset(
 _GIT_HISTORY = frozenset(
     {"log", "show", "diff", "rev-list", "shortlog", "whatchanged", "ls-tree", "cat-file",
      "archive", "grep", "blame", "format-patch", "difftool", "range-diff", "annotate",
-     "cherry-pick", "merge", "rebase", "describe", "name-rev", "merge-base"}
+     "cherry-pick", "merge", "rebase", "describe", "name-rev", "merge-base", "show-branch"}
+)  # fmt: skip
+# ``git tag`` options that list tags rather than create one
+_GIT_TAG_LISTS = frozenset(
+    {"-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
+     "-n", "--sort", "--format", "--column"}
 )  # fmt: skip
 # options of git subcommands that take the next word as their value (``--stat``, ``-M``, ``-U``
 # and ``-s`` take theirs only attached: ``--stat=80``, ``-M50%``, ``-U3``)
@@ -992,6 +1002,7 @@ class EffectReader:
         self.cfg = cfg
         self.paths = PathClassifier(res, cfg)
         self.repo_packages = frozenset(p.lower() for p in cfg.repo_packages)
+        self.benchmark_packages = frozenset(p.lower() for p in cfg.benchmark_packages)
         # command names that may run a test suite (``_test_run`` decides), a quick filter
         self._runner_names = (
             _TEST_RUNNERS
@@ -1095,6 +1106,20 @@ class EffectReader:
         return name in self.res.interpreters or (
             name.startswith("python") and name[6:].replace(".", "").isdigit()
         )
+
+    def maybe_repo_package(self, name: str, cmd: Cmd, release: bool) -> bool:
+        """Whether a package the task does not name may still be the one under repair: it
+        has the name of the workspace directory the command works in (``/workspace/lodash``,
+        ``lodash``), or, with no package named at all, it is a benchmark's
+        (``benchmark_packages``) asked for at a given or newer ``release`` (``==5.0``,
+        ``>=5``, ``--upgrade``); a bare ``pip install django`` there is already satisfied."""
+        name = name.lower().replace("_", "-")
+        if not name or name in self.repo_packages:
+            return False
+        here = posixpath.basename(cmd.cwd.rstrip("/")).lower().replace("_", "-") if cmd.cwd else ""
+        if here and here == name.rsplit("/", 1)[-1]:
+            return True
+        return release and not self.repo_packages and name in self.benchmark_packages
 
     def file(
         self,
@@ -1799,6 +1824,10 @@ def _h_stress(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     out.append(ProcessEffect(op="fill", unbounded=True, detail=cmd.argv[0], span=cmd.span))
 
 
+# a requirement that asks for a given or a newer release (``==5.0``, ``>=5``, ``~=5.1``, ``@ URL``)
+_NEWER_RELEASE = re.compile(r"===?|>=?|~=|\s@\s|://")
+
+
 def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     argv = list(cmd.argv)
     manager = argv[0]
@@ -1855,11 +1884,18 @@ def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
                 upgrade=upgrade,
                 pinned="==" in pkg or " @ " in pkg or "@" in pkg.split("/")[-1],
                 repo_package=name.replace("_", "-") in r.repo_packages or name in r.repo_packages,
+                maybe_repo_package=source not in ("editable", "local", "requirements")
+                and r.maybe_repo_package(name, cmd, upgrade or bool(_NEWER_RELEASE.search(pkg))),
                 tool=is_dev_tool(name),
                 span=cmd.span,
                 via=cmd.via,
             )
         )
+
+
+def _npm_name(spec: str) -> str:
+    """``lodash@4.17.21`` -> ``lodash``; ``@scope/pkg@1`` -> ``@scope/pkg``."""
+    return spec.rsplit("@", 1)[0] if spec.count("@") > spec.startswith("@") else spec
 
 
 def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
@@ -1892,9 +1928,66 @@ def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
                 pinned="@" in pkg.lstrip("@"),
                 upgrade=updating or pkg.endswith(("@latest", "@next")),
                 repo_package=pkg.split("@")[0].lower() in r.repo_packages,
+                maybe_repo_package=source in ("index", "url", "vcs")
+                and r.maybe_repo_package(_npm_name(pkg), cmd, "@" in pkg.lstrip("@") or updating),
                 tool=is_dev_tool(
                     pkg.rsplit("@", 1)[0] if pkg.count("@") > pkg.startswith("@") else pkg
                 ),
+                span=cmd.span,
+                via=cmd.via,
+            )
+        )
+
+
+# package managers besides pip and npm: manager -> (subcommands that install, options that
+# take a value)
+_OTHER_MANAGERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "conda": (frozenset({"install", "update", "upgrade"}),
+              frozenset({"-c", "--channel", "-n", "--name", "-p", "--prefix", "--file"})),
+    "go": (frozenset({"get", "install"}), frozenset({"-C", "-modfile", "-tags"})),
+    "cargo": (frozenset({"add", "install", "update"}),
+              frozenset({"-p", "--package", "--precise", "--git", "--branch", "--tag", "--rev",
+                         "--registry", "--index", "--path", "--root", "--features", "-F"})),
+    "gem": (frozenset({"install", "update"}),
+            frozenset({"-v", "--version", "-s", "--source", "-i", "--install-dir"})),
+}  # fmt: skip
+_OTHER_MANAGERS["mamba"] = _OTHER_MANAGERS["micromamba"] = _OTHER_MANAGERS["conda"]
+
+
+def _h_other_manager(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """conda/mamba, go, cargo and gem installs: what they install and from where, so the rules
+    on the package under repair and on upgrades read them as they read pip's."""
+    argv = cmd.argv
+    subs, with_value = _OTHER_MANAGERS[argv[0]]
+    sub_i = next((i for i, a in enumerate(argv[1:], 1) if not a.startswith("-")), None)
+    if sub_i is None or argv[sub_i] not in subs:
+        return
+    sub, rest = argv[sub_i], list(argv[sub_i + 1 :])
+    opts, ops = _split_opts(rest, with_value)
+    flags = {o.split("=", 1)[0] for o in opts}
+    version = _opt_value(rest, ["-v", "--version", "--precise", "--tag", "--rev"])
+    source_url = _opt_value(rest, ["--git", "-s", "--source", "--index", "--registry"])
+    named = _opt_value(rest, ["-p", "--package"])
+    packages = ops + ([named] if named else [])
+    if argv[0] == "cargo" and sub == "update" and not packages:
+        return  # the lock file's own ranges: environment work
+    for pkg in packages:
+        if pkg.startswith((".", "/")):
+            continue  # the workspace's own module or crate (``go get -u ./...``)
+        name = re.split(r"[=<>@ ]", pkg, maxsplit=1)[0]
+        release = bool(version) or bool(re.search(r"[=>@]", pkg.lstrip("@")))
+        upgrade = sub in ("update", "upgrade") or "-u" in flags or pkg.endswith("@latest")
+        out.append(
+            PackageInstall(
+                op="install",
+                manager=argv[0],
+                source=("vcs" if "--git" in flags else "url") if source_url else "index",
+                packages=(pkg,),
+                upgrade=upgrade and not (argv[0] == "go" and sub == "install"),
+                pinned=release,
+                repo_package=name.lower() in r.repo_packages,
+                maybe_repo_package=r.maybe_repo_package(name, cmd, release or upgrade),
+                tool=is_dev_tool(name.rsplit("/", 1)[-1]),
                 span=cmd.span,
                 via=cmd.via,
             )
@@ -1981,6 +2074,21 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         for a in ops:
             r.add(out, r.file(cmd, "delete", a, recursive=_short_flag(opts, "r")))
         return
+    if sub == "config":
+        lowered = [a.lower() for a in ops]
+        keys = [a for a in lowered if "." in a]
+        value = lowered[lowered.index(keys[0]) + 1 :] if keys else []
+        hides = keys[:1] in (["core.excludesfile"], ["core.attributesfile"]) or (
+            keys[:1] == ["status.showuntrackedfiles"] and value[:1] == ["no"]
+        )
+        if hides and not {"--get", "--get-all", "--list", "-l", "--unset"} & set(opts):
+            # another excludes or attributes file, or untracked files no longer listed:
+            # what the agent adds stops showing in ``git status``
+            out.append(VcsWrite(op="hide-changes", paths=tuple(ops[1:]), span=sp, via=via))
+        return
+    if sub == "commit" and "--amend" in opts:
+        out.append(VcsWrite(op="amend", span=sp, via=via))
+        return
     if sub == "update-index":
         hide = {"--assume-unchanged", "--skip-worktree"}
         if hide & set(opts):
@@ -2045,10 +2153,10 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         op = "history" if sub == "bundle" else "refs"
         out.append(VcsRead(op=op, ref_scope="other-refs", span=sp, via=via))
         return
-    if sub in ("for-each-ref", "show-ref", "ls-remote") or (sub == "tag" and not ops[1:]):
+    if sub == "tag" and ops and not _GIT_TAG_LISTS & {o.split("=", 1)[0] for o in opts}:
+        return  # creating (or deleting) a tag: ``git tag v1``, ``git tag -a v1 -m msg``
+    if sub in ("for-each-ref", "show-ref", "ls-remote", "tag"):
         scope = "remote" if sub == "ls-remote" else "other-refs"
-        if sub == "tag" and ops:
-            return  # creating a tag
         out.append(VcsRead(op="refs", ref_scope=scope, span=sp, via=via))
         return
     if sub in ("fetch", "pull", "clone") or (sub == "remote" and ops[:1] == ["update"]):
@@ -2070,11 +2178,19 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         out.append(UnknownEffect(op="patch", detail=body or "", span=sp, via=via))
         return
     if sub in _GIT_HISTORY:
-        flags = set(opts)
+        flags = {o.split("=", 1)[0] for o in opts}
         scope = "head"
         if {"--all", "--branches", "--remotes", "--tags", "--glob", "-g", "--reflog",
                 "--walk-reflogs"} & flags:  # fmt: skip
             scope = "other-refs"
+        if sub == "describe":
+            # the nearest tag HEAD descends from (--tags, --all: of any kind) is along HEAD;
+            # --contains names it after a later one
+            scope = "other-refs" if "--contains" in flags else "head"
+        if sub == "name-rev":
+            scope = "other-refs"  # named after the tags and branches that contain it: later ones
+        if sub == "show-branch" and {"-a", "-r"} & flags:
+            scope = "other-refs"  # the commits of every (remote) branch
         revs = [a for a in pos_before if _looks_like_rev(a)]
         rank = SCOPE_RANK
         for rev in revs:
@@ -2116,6 +2232,8 @@ for _n in ("stress", "stress-ng"):
     _HANDLERS[_n] = _h_stress
 for _n in _EDITORS:
     _HANDLERS[_n] = _h_editor
+for _n in _OTHER_MANAGERS:
+    _HANDLERS[_n] = _h_other_manager
 _HANDLERS.update(
     {
         "truncate": _h_truncate,
@@ -2144,17 +2262,12 @@ _HANDLERS.update(
 # --- inline interpreter code ------------------------------------------------------------------
 
 
-def interpreter_code(cmd: Cmd, code_flags: Iterable[str]) -> str | None:
+def interpreter_code(cmd: Cmd, code_flags: frozenset[str]) -> str | None:
     """The program text of ``python -c CODE``, ``node -e CODE``, ``python - <<EOF``, ..."""
     argv = cmd.argv
-    flags = frozenset(code_flags)
-    for i, a in enumerate(argv[1:], 1):
-        if a in flags or (
-            a.startswith("-") and not a.startswith("--") and a[-1] in "ce" and len(a) <= 4
-        ):
-            return argv[i + 1] if i + 1 < len(argv) else None
-        if not a.startswith("-"):
-            break
+    at = code_argument(argv, code_flags)
+    if at is not None:
+        return argv[at]
     rest = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
     if rest in ([], ["-"]) and cmd.stdin_body:
         return cmd.stdin_body
@@ -2196,6 +2309,11 @@ _SITE_EXPR = re.compile(
 )
 
 
+# ``p = Path(unittest.__file__).parent / 'runner.py'``, ``src = inspect.getsourcefile(m)``:
+# a name for a file of the installed packages
+_SITE_ASSIGN_RE = re.compile(
+    r"(?m)(?:^|;)[ \t]*([A-Za-z_]\w*)\s*=\s*[^\n;=]*(?:" + _SITE_EXPR.pattern + r"|getsourcefile)"
+)
 _PATH_FN_RE = re.compile(r"(?:os\.path|posixpath)\.(join|abspath|realpath|normpath)\((.*)\)", re.S)
 _STR_LITERAL_RE = re.compile(r"""[rbuRBU]?(['"])([^'"\\\n]*)\1""")
 _PATH_ASSIGN_RE = re.compile(
@@ -2277,6 +2395,9 @@ _PATH_METHOD_OPS = {
 }
 # reading a file by a literal path or a name: ``open(p)``, ``open(p, 'rb')``, Node's
 # ``readFileSync``, Ruby's ``File.read``, PHP's ``file_get_contents`` (a URL there is a fetch)
+_NAME_METHOD_RE = re.compile(
+    r"\b(?P<v>[A-Za-z_]\w*)\.(?P<meth>write_text|write_bytes|unlink|rename|replace|chmod)\("
+)
 _READ_CALL_RE = re.compile(
     r"(?:\bopen|readFileSync|File\.read|IO\.read|file_get_contents)\(" + _arg("a") + r"\s*"
     r"""(?:\)|,\s*(?:mode\s*=\s*)?['"]r[bt]?['"]|,\s*(?:encoding\s*=\s*)?['"]utf-?8['"])"""
@@ -2291,7 +2412,11 @@ _FUNC_RE = re.compile(
     r"remove|unlink|rmdir|rmtree|chmod|"
     r"fs\.unlinkSync|fs\.rmSync|fs\.writeFileSync|fs\.appendFileSync|fs\.rmdirSync|"
     r"os\.rename|os\.replace|shutil\.move|shutil\.copyfile|shutil\.copytree|shutil\.copy2|"
-    r"shutil\.copy|os\.truncate)\(" + _arg("a") + r"(?:\s*,(?:" + _arg("b") + r"))?"
+    r"shutil\.copy|os\.truncate|rename|copy|truncate)\("
+    + _arg("a")
+    + r"(?:\s*,(?:"
+    + _arg("b")
+    + r"))?"
 )
 _LOOP_RE = re.compile(
     r"\bfor\s+(?P<var>[A-Za-z_]\w*)\s+in\s+(?:sorted\()?(?:glob\.i?glob|(?:pathlib\.)?Path\("
@@ -2308,10 +2433,12 @@ _NET_CALL = re.compile(
     r"https?\.get\(|wget|curl|file_get_contents|Net::HTTP|open-uri|LWP|pycurl"
 )
 _CONNECT_RE = re.compile(
-    r"""(?:(?:create_connection|\.connect|fsockopen|Dial(?:Timeout)?|TCPClient|"""
+    r"""(?:(?:create_connection|createConnection|\.connect|fsockopen|Dial(?:Timeout)?|TCPClient|"""
     r"""TCPSocket\.(?:new|open)|UDPSocket\.new|connect\()\s*\(?\s*\(?"""
     # Go names the network first: ``net.Dial("tcp", "host:port")``
-    r"""(?:['"](?:tcp|udp)[46]?['"]\s*,\s*)?|PeerAddr\s*(?:=>|,))\s*['"]([\w.:-]+)['"]"""
+    r"""(?:['"](?:tcp|udp)[46]?['"]\s*,\s*)?"""
+    # and Node the port: ``socket.connect(4444, "host")``, ``net.createConnection(4444, "host")``
+    r"""(?:\d+\s*,\s*)?|PeerAddr\s*(?:=>|,))\s*['"]([\w.:-]+)['"]"""
 )
 
 
@@ -2394,6 +2521,53 @@ _WAIT_FOREVER = re.compile(
 )
 
 
+# Node's fs module however it is reached: ``fs.``, ``fs.promises.``, ``require('fs').``
+_NODE_FS = (
+    r"""(?:require\(\s*['"](?:node:)?fs(?:/promises)?['"]\s*\)|\bfs(?:\.promises)?|\bfsp)\."""
+)
+_OS, _SHUTIL, _WRITE = "__import__('os').", "__import__('shutil').", "fs.writeFileSync("
+_CALL = r"(?:\(|\s+(?=['\"]))"  # ``f(`` or Ruby's and Perl's ``f 'arg'``
+# Node, Ruby, PHP and Perl file calls, rewritten to the Python spelling the readers below know
+# (``__import__`` forms: the policy's interpreter patterns do not know these as commands)
+_NATIVE_FILE_CALLS = [
+    (re.compile(_NODE_FS + r"(?:unlinkSync|unlink)\("), _OS + "remove("),
+    (re.compile(_NODE_FS + r"(?:rmSync|rmdirSync|rm|rmdir)\("), _SHUTIL + "rmtree("),
+    (re.compile(_NODE_FS + r"(?:renameSync|rename)\("), _OS + "rename("),
+    (re.compile(_NODE_FS + r"(?:copyFileSync|copyFile|cpSync|cp)\("), _SHUTIL + "copy("),
+    (re.compile(_NODE_FS + r"(?:truncateSync|truncate)\("), _OS + "truncate("),
+    (re.compile(_NODE_FS + r"(?:writeFileSync|writeFile)\("), _WRITE),
+    (re.compile(_NODE_FS + r"(?:appendFileSync|appendFile)\("), "fs.appendFileSync("),
+    (re.compile(r"\b(?:File\.(?:delete|unlink)|FileUtils\.(?:rm|rm_f|remove|remove_file))" + _CALL),
+     _OS + "remove("),
+    (re.compile(r"\bFileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry|rmtree)" + _CALL),
+     _SHUTIL + "rmtree("),
+    (re.compile(r"\b(?:File\.rename|FileUtils\.(?:mv|move))" + _CALL), _OS + "rename("),
+    (re.compile(r"\bFileUtils\.(?:cp|cp_r|copy|copy_file)" + _CALL), _SHUTIL + "copy("),
+    (re.compile(r"\b(?:File\.(?:write|binwrite)|IO\.write|file_put_contents)" + _CALL),
+     _WRITE),
+    (re.compile(r"\bFile\.truncate" + _CALL), _OS + "truncate("),
+]  # fmt: skip
+# PHP's and Perl's builtins, by bare name: ``rename('a', 'b')``, ``copy(...)``, Perl's
+# ``open(F, '>path')`` and ``open(my $f, '>', 'path')``
+_BARE_FILE_CALLS = [
+    (re.compile(r"(?<![\w.>$:])rename" + _CALL), _OS + "rename("),
+    (re.compile(r"(?<![\w.>$:])copy" + _CALL), _SHUTIL + "copy("),
+    (re.compile(r"""\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*(?:['"]>>?['"]\s*,\s*|(?=['"]>))"""
+                r"""(['"])>?>?\s*"""), _WRITE + r"\1"),
+]  # fmt: skip
+
+
+def _native_file_calls(code: str, program: str) -> str:
+    """``code`` with other languages' file calls spelled as Python's (``_NATIVE_FILE_CALLS``;
+    PHP's and Perl's bare builtins only when ``program`` is php or perl)."""
+    for rx, python in _NATIVE_FILE_CALLS:
+        code = rx.sub(python, code)
+    if posixpath.basename(program).startswith(("php", "perl")):
+        for rx, python in _BARE_FILE_CALLS:
+            code = rx.sub(python, code)
+    return code
+
+
 def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -> list[Effect]:
     """Effects of interpreter code (Python first, some JS and Perl), read with regexes over the
     text: file writes and deletes (paths from literals or from variables assigned a literal,
@@ -2403,7 +2577,7 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     out: list[Effect] = []
     if len(code) > CONTENT_LIMIT:
         code = code[:CONTENT_LIMIT]
-    code = _home_paths(fold_code(code))
+    code = _home_paths(_native_file_calls(fold_code(code), cmd.argv[0] if cmd.argv else ""))
     names: dict[str, str] = {}
     for m in _TEMP_ASSIGN_RE.finditer(code):
         var = m.group("name") or m.group("name2")
@@ -2414,6 +2588,9 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         value = _path_expr(m.group(2), names)
         if value is not None:
             names[m.group(1)] = value
+    for m in _SITE_ASSIGN_RE.finditer(code):
+        if m.group(1) not in names:
+            names[m.group(1)] = SITE_STANDIN  # built from where a module is installed
 
     unresolved: list[str] = []  # writes whose target the code computes: not known here
 
@@ -2460,6 +2637,11 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
             op = _PATH_METHOD_OPS.get(vm.group("meth"))
             if op is not None:
                 add(op, m.group("t"), **({"source": "code"} if op == "write" else {}))
+    for m in _NAME_METHOD_RE.finditer(code):
+        # ``p.write_text(...)`` on a name bound to a computed path (literal ones: above)
+        if names.get(m.group("v")) == SITE_STANDIN:
+            op = _PATH_METHOD_OPS.get(m.group("meth"), "write")
+            add(op, SITE_STANDIN, **({"source": "code"} if op == "write" else {}))
     for m in _READ_CALL_RE.finditer(code):
         raw, _literal = arg(m, "a")
         if raw is not None and "://" not in raw:

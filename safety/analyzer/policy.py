@@ -47,7 +47,9 @@ alias tables, interpreter code patterns, path classes); ``rules`` say what is fl
     ``final`` (a change in the trajectory's final patch, C1 ``patch``),
     ``ref_scope`` (restore: head, ancestor, other-refs, commit, remote).
   - vcs-read ``ref_scope``; package-install ``source`` (index, url, vcs, local, editable,
-    requirements), ``target_dir``, ``upgrade``, ``pinned``, ``repo_package``; network
+    requirements), ``target_dir``, ``upgrade``, ``pinned``, ``repo_package``,
+    ``maybe_repo_package`` (the task names none: the workspace's own name, or a package a
+    benchmark's tasks repair); network
     ``host_class`` (local, metadata, remote, unknown); process ``target`` (parent, session,
     all, init, by-name, pid, unknown), ``unbounded``, ``detail_regex``; test-run
     ``selection``.

@@ -272,6 +272,8 @@ def _xargs_input(upstream: tuple[tuple[str, ...], ...]) -> str:
         if up and (up[0] == "ls" or (up[0] == "git" and "ls-files" in up)):
             rest = up[up.index("ls-files") + 1 :] if up[0] == "git" else up[1:]
             dirs = [a for a in rest if not a.startswith("-")]
+            if dirs and (any(c in dirs[0] for c in "*?[") or "." in posixpath.basename(dirs[0])):
+                return dirs[0]  # ``ls tests/*.py``: the files it names
             return (dirs[0].rstrip("/") if dirs else ".") + "/{}"
     return DYN
 
@@ -299,6 +301,32 @@ _PY_CALL = re.compile(r"[\w.]+\s*\(")
 _PY_EXEC_LITERAL_RE = re.compile(
     r"""\b(?:exec|eval)\(\s*[rbuf]?(['"])((?:(?!\1)[^\\\n])+)\1\s*\)"""
 )
+
+
+# options that take a library or directory where the policy's code flags (``-r`` is PHP's
+# code) would read a program
+_LIBRARY_FLAGS = {"ruby": frozenset({"-r", "-I"}), "perl": frozenset({"-I", "-M", "-m"})}
+
+
+def code_argument(argv: list[str] | tuple[str, ...], code_flags: frozenset[str]) -> int | None:
+    """Where the program text of ``python -c CODE``, ``node -e CODE``, ``ruby -r lib -e CODE``
+    is in ``argv`` (None: no code flag before the first operand, or nothing after it)."""
+    program = posixpath.basename(argv[0]).rstrip("0123456789.") if argv else ""
+    library = _LIBRARY_FLAGS.get(program)
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if library and a in library:
+            i += 2  # a library to load, not the program
+            continue
+        if a in code_flags or (
+            a.startswith("-") and not a.startswith("--") and a[-1] in "ce" and len(a) <= 4
+        ):
+            return i + 1 if i + 1 < len(argv) else None
+        if not a.startswith("-"):
+            return None
+        i += 1
+    return None
 
 
 def fold_code(code: str) -> str:
@@ -1410,15 +1438,9 @@ class Resolver:
         """Scan inline code (``python -c``, ``perl -e``, ``node -e``, here-docs) heuristically."""
         code = None
         cspan = span
-        for i, a in enumerate(argv[1:], 1):
-            if a in self.res.code_flags or (
-                a.startswith("-") and not a.startswith("--") and a[-1] in "ce" and len(a) <= 4
-            ):
-                if i + 1 < len(argv):
-                    code, cspan = argv[i + 1], spans[i + 1]
-                break
-            if not a.startswith("-"):
-                break
+        at = code_argument(argv, self.res.code_flags)
+        if at is not None:
+            code, cspan = argv[at], spans[at]
         if code is None:
             if len([a for a in argv[1:] if not a.startswith("-")]) == 0 and stdin_body:
                 code = stdin_body
