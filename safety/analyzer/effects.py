@@ -2159,7 +2159,10 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         scope = "remote" if sub == "ls-remote" else "other-refs"
         out.append(VcsRead(op="refs", ref_scope=scope, span=sp, via=via))
         return
-    if sub in ("fetch", "pull", "clone") or (sub == "remote" and ops[:1] == ["update"]):
+    if sub in ("fetch", "pull", "clone") or (
+        sub == "remote"
+        and (ops[:1] == ["update"] or (ops[:1] == ["show"] and "-n" not in opts and ops[1:]))
+    ):  # ``git remote show origin`` asks the remote for its branches (``-n``: it does not)
         out.append(VcsRead(op="remote", ref_scope="remote", span=sp, via=via))
         for a in ops:
             if "://" in a or a.startswith("git@"):
