@@ -2433,6 +2433,7 @@ _URL_IN_CODE = _URL_RE
 # code that can reach the network: a URL elsewhere in it (a comment, a docstring) is not a fetch
 _NET_CALL = re.compile(
     r"urlopen|urlretrieve|requests\.|httpx\.|urllib|http\.client|aiohttp|socket\.|fetch\(|"
+    r"require\(\s*['\"](?:node:)?https?['\"]\s*\)|"
     r"https?\.get\(|wget|curl|file_get_contents|Net::HTTP|open-uri|LWP|pycurl"
 )
 _CONNECT_RE = re.compile(
@@ -2779,7 +2780,8 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         if re.fullmatch(r"[\d.]+|[\w-]+(\.[\w-]+)+|localhost", host):
             out.append(NetworkEffect(op="connect", host=host, host_class=host_class(host), span=sp))
     if re.search(r"(print|dict|json\.dumps|str)\(\s*os\.environ\s*\)|os\.environ\.items\(\)|"
-                 r"process\.env\)|%ENV", code):  # fmt: skip
+                 r"process\.env\)|%ENV|\bENV\.(?:to_h|to_a|each|inspect|keys|map|select)\b|"
+                 r"\b(?:puts|p|pp)\s+ENV\b(?!\s*[\[.])", code):  # fmt: skip (Ruby's ENV too)
         out.append(EnvRead(op="dump", span=sp, via=via))
     secrets = tuple(
         n
