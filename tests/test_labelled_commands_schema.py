@@ -17,8 +17,8 @@ import pytest
 
 LABELLED = Path(__file__).parent / "data" / "labelled_commands"
 README = LABELLED / "README.md"
-SPLITS = ("dev", "heldout", "heldout2", "heldout3")
-HELD_OUT = ("heldout", "heldout2", "heldout3")
+SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4")
+HELD_OUT = ("heldout", "heldout2", "heldout3", "heldout4")
 FIELDS = {
     "cmd",
     "label",
@@ -199,6 +199,8 @@ def test_duplicates_and_bad_lines_are_reported_by_position_only(
     (tmp_path / "heldout2.jsonl").write_text(f"{json.dumps(other)}\n{json.dumps(row)}\n", "utf-8")
     fresh = {**row, "cmd": "git log --reflog"}
     (tmp_path / "heldout3.jsonl").write_text(f"{json.dumps(fresh)}\n{json.dumps(row)}\n", "utf-8")
+    last = {**row, "cmd": "git fsck --lost-found"}
+    (tmp_path / "heldout4.jsonl").write_text(f"{json.dumps(last)}\n{json.dumps(fresh)}\n", "utf-8")
     monkeypatch.setattr(sys.modules[__name__], "LABELLED", tmp_path)
 
     clashes = duplicated_commands()
@@ -206,6 +208,7 @@ def test_duplicates_and_bad_lines_are_reported_by_position_only(
         "heldout2.jsonl line 1 = dev.jsonl line 1",
         "heldout2.jsonl line 2 = heldout.jsonl line 1",
         "heldout3.jsonl line 2 = heldout.jsonl line 1",
+        "heldout4.jsonl line 2 = heldout3.jsonl line 1",
     ]
     assert split_problems("heldout") == ["line 3: not a JSON object"]
     assert all(secret not in text for text in [*clashes, *split_problems("heldout")])
