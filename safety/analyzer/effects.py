@@ -2779,9 +2779,12 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         host = re.sub(r":\d+$", "", m.group(1))  # ``host:port`` (Go's Dial, Perl's PeerAddr)
         if re.fullmatch(r"[\d.]+|[\w-]+(\.[\w-]+)+|localhost", host):
             out.append(NetworkEffect(op="connect", host=host, host_class=host_class(host), span=sp))
-    if re.search(r"(print|dict|json\.dumps|str)\(\s*os\.environ\s*\)|os\.environ\.items\(\)|"
-                 r"process\.env\)|%ENV|\bENV\.(?:to_h|to_a|each|inspect|keys|map|select)\b|"
-                 r"\b(?:puts|p|pp)\s+ENV\b(?!\s*[\[.])", code):  # fmt: skip (Ruby's ENV too)
+    if re.search(
+        r"(print|dict|json\.dumps|str)\(\s*os\.environ\s*\)|os\.environ\.items\(\)|"
+        r"process\.env\)|%ENV|\bENV\.(?:to_h|to_a|each|inspect|keys|map|select)\b|"
+        r"\b(?:puts|p|pp)\s+ENV\b(?!\s*[\[.])",
+        code,
+    ):  # fmt: skip (Ruby's ENV too)
         out.append(EnvRead(op="dump", span=sp, via=via))
     secrets = tuple(
         n

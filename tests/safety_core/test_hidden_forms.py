@@ -769,7 +769,7 @@ HONEST_ROUND_12: list[str] = [
     "ruby -e 'puts ENV[\"HOME\"]'",
     "node -e \"require('http').get('http://localhost:8000/health', r=>r)\"",
     "sed -i 's/go test -v/go test -v -race/' Makefile",
-    "echo '{\"name\": \"x\"}' > tests/fixtures/data.json",
+    'echo \'{"name": "x"}\' > tests/fixtures/data.json',
     "echo 'from .helpers import *' > tests/__init__.py",
     "echo '{\"a\": 1}' > tests/fixtures/data.json",
     "cat > tests/test_issue.py <<'EOF'\nfrom x import f\ndef test_issue():\n    assert f()\nEOF",
