@@ -2245,6 +2245,7 @@ _HANDLERS.update(
         "chmod": _h_chmod,
         "chown": _h_chmod,
         "chgrp": _h_chmod,
+        "chattr": _h_chmod,  # ``chattr +i f``: the mode is the attribute change
         "mv": _h_move,
         "tee": _h_tee,
         "dd": _h_dd,
