@@ -2520,6 +2520,13 @@ _FORK_IN_LOOP = re.compile(
 _CHILD_ENDS = re.compile(r"_exit\(|\bexit\(|\bexec[lv]p?e?\(|\bexecvpe?\(|\bwait(pid)?\(")
 # waits with no end: Python's signal.pause() and an Event waited on without a timeout,
 # Perl's and Ruby's bare ``sleep``, a Node interval never cleared (checked where used)
+# a loop with no condition to end it (Python, JS/C-like, Perl's postfix and Ruby's ``loop``),
+# and what leaves one: with none of these in the code, it spins until killed
+_ENDLESS_LOOP = re.compile(
+    r"\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bfor\s*\(\s*;\s*;\s*\)|"
+    r"\b(?:while\s+1|until\s+0)\s*;?\s*$|\bwhile\s+1\b|\bloop\s*(?:do\b|\{)"
+)
+_LOOP_ENDS = re.compile(r"\b(?:break|return|exit|_exit|die|raise|throw|last)\b|process\.exit")
 _WAIT_FOREVER = re.compile(
     r"signal\.pause\(\)|Event\(\)\.wait\(\)|\bsleep\s*(?:;|$|\}|\(\s*\))|"
     r"sleep\(\s*float\(\s*['\"]inf"
@@ -2743,6 +2750,11 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     if _WAIT_FOREVER.search(code) or ("setInterval(" in code and "clearInterval" not in code
                                       and "process.exit" not in code):  # fmt: skip
         out.append(ProcessEffect(op="sleep", unbounded=True, detail="waits forever", span=sp))
+    for m in re.finditer(r"\bsetTimeout\([^;]*?,\s*([\d.]+(?:e\d+)?)\s*\)", code):
+        if float(m.group(1)) / 1000 >= _SLEEP_UNBOUNDED_S:  # Node counts milliseconds
+            out.append(ProcessEffect(op="sleep", unbounded=True, detail=m.group(1), span=sp))
+    if _ENDLESS_LOOP.search(code) and not _LOOP_ENDS.search(code):
+        out.append(ProcessEffect(op="sleep", unbounded=True, detail="an endless loop", span=sp))
     largest = 0.0
     for m in re.finditer(r"(?:bytearray|bytes|\*)\s*\(?\s*([\d\s*]+)\)?", code):
         size = _arith(m.group(1)) if "*" in m.group(1) or len(m.group(1).strip()) > 9 else None
