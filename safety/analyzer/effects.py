@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import fnmatch
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -288,6 +289,27 @@ def union_regex(pats: Iterable[str]) -> re.Pattern[str] | None:
 _SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb")
 
 
+# directory names that hold a project's tests (``DEFAULT_TEST_PATHS``), for globs spelled to
+# reach one without naming it (``t[e]sts``, ``te?ts``, ``te*s``)
+_TEST_DIRS = ("tests", "test", "testing", "spec", "__tests__")
+
+
+def _test_dir_glob(rel: str) -> str:
+    """``rel`` with each glob component that matches a test directory's name, and spells at
+    least three of its letters (so ``*`` and ``src/*`` stay globs), replaced by that name."""
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        if not any(c in part for c in "*?["):
+            continue
+        letters = re.sub(r"\[[^\]]*\]|[*?]", "", part)
+        if len(letters) < 3:
+            continue
+        named = next((d for d in _TEST_DIRS if fnmatch.fnmatchcase(d, part)), None)
+        if named is not None:
+            parts[i] = named
+    return "/".join(parts)
+
+
 class PathClassifier:
     """Path -> its classes, most specific first (``vocabulary.PATH_CLASSES``), for one policy
     and config: workspace-relative test / test-config / shared-config patterns from the config,
@@ -373,6 +395,8 @@ class PathClassifier:
     def is_test(self, rel: str) -> bool:
         if "__pycache__" in rel or rel.endswith((".pyc", ".pyo")) or ".pytest_cache" in rel:
             return False
+        if any(c in rel for c in "*?["):
+            rel = _test_dir_glob(rel)
         return bool(self.test_rx and self.test_rx.match(rel))
 
     def classify(self, p: str | None) -> tuple[str, ...]:

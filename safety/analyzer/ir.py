@@ -40,6 +40,7 @@ class Assign:
     name: str
     value: Word | None
     span: Span
+    append: bool = False  # ``x+=more``: the value is added to what ``x`` holds
 
 
 @dataclass(frozen=True, slots=True)

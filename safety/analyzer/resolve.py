@@ -745,6 +745,9 @@ class Resolver:
                 val, prod = "", ()
             else:
                 val, prod = self.word(a.value, st, ctx)
+            if a.append:
+                before = st.env.get(a.name, "") if a.name in st.env else DYN
+                val = DYN if before is None else before + val
             assigns.append((a.name, val))
             if a.name in PROGRAM_VARS and c.words:
                 self.program_var(a.name, val, self.sp(a.span, ctx), st, ctx)

@@ -154,7 +154,8 @@ def _node(n: BashlexNode, depth: int) -> IRNode | None:
                 words.append(_word(p, depth))
             elif p.kind == "assignment":
                 name, _, _ = p.word.partition("=")
-                assigns.append(Assign(name.rstrip("+"), _word(p, depth), tuple(p.pos)))
+                append = name.endswith("+")
+                assigns.append(Assign(name.rstrip("+"), _word(p, depth), tuple(p.pos), append))
             elif p.kind == "redirect":
                 out = p.output
                 tgt = _word(out, depth) if hasattr(out, "kind") and out.kind == "word" else None

@@ -497,7 +497,8 @@ class _Builder:
         val_n = n.child_by_field_name("value")
         name = self.text(name_n) if name_n is not None else ""
         val = self.word(val_n) if val_n is not None else None
-        return (Assign(name, val, self.span(n)),)
+        append = any(c.type == "+=" for c in n.children)
+        return (Assign(name, val, self.span(n), append),)
 
     def command(self, n: Node) -> Command:
         words: list[Word] = []
