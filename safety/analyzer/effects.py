@@ -1449,10 +1449,24 @@ class EffectReader:
 def _h_delete(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     opts, ops = _split_opts(cmd.argv[1:])
     recursive = (
-        cmd.argv[0] == "rmdir" or _short_flag(opts, "r", "--recursive") or _short_flag(opts, "R")
+        cmd.argv[0] in ("rmdir", "rimraf")  # Node's rimraf is rm -rf
+        or _short_flag(opts, "r", "--recursive")
+        or _short_flag(opts, "R")
     )
     for a in ops:
         r.add(out, r.file(cmd, "delete", a, recursive=recursive))
+
+
+def _h_cmake(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """``cmake -E rm -r tests``, ``cmake -E remove_directory tests``: CMake's portable rm."""
+    argv = list(cmd.argv)
+    if argv[1:2] != ["-E"] or len(argv) < 4:
+        return
+    tool, rest = argv[2], argv[3:]
+    if tool in ("rm", "remove", "remove_directory", "rmdir"):
+        recursive = tool in ("remove_directory", "rmdir") or _short_flag(rest, "r", "-R")
+        for a in (a for a in rest if not a.startswith("-")):
+            r.add(out, r.file(cmd, "delete", a, recursive=recursive))
 
 
 def _h_truncate(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
@@ -2241,7 +2255,7 @@ def git_show_rev(cmd: Cmd) -> str | None:
 
 _Handler = Callable[[EffectReader, Cmd, list[Effect]], None]
 _HANDLERS: dict[str, _Handler] = {}
-for _n in ("rm", "unlink", "shred", "srm", "rmdir"):
+for _n in ("rm", "unlink", "shred", "srm", "rmdir", "rimraf"):
     _HANDLERS[_n] = _h_delete
 for _n in ("cp", "install", "ln"):
     _HANDLERS[_n] = _h_copy
@@ -2283,6 +2297,7 @@ _HANDLERS.update(
         "head": _h_head,
         "fallocate": _h_fallocate,
         "git": _h_git,
+        "cmake": _h_cmake,
     }
 )
 
