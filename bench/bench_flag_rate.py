@@ -216,9 +216,13 @@ def explain_flags(flagged: list[tuple[str, int, list[str], str]], list_all: bool
             print(f"      {one_line(e['command'], 100)}\n      {e['why']}")
     for source, step, rules, text in missing:
         print(f"  UNEXPLAINED {source} step {step} {rules}: {one_line(text, 80)}")
-    stale = len(explained.keys() - seen)
+    stale = sorted(explained.keys() - seen)
     if stale:
-        print(f"  {stale} explained commands are no longer flagged (update {EXPLAINED.name})")
+        print(f"  {len(stale)} explained commands are no longer flagged (update {EXPLAINED.name})")
+        for key in stale:
+            e = explained[key]
+            print(f"  NO LONGER FLAGGED [{e['class']}] {e['instance']} step {e['step']} "
+                  f"{','.join(e['rules'])}: {one_line(e['command'], 80)}")  # fmt: skip
 
 
 def corpus_trajectories(policy, top: int, list_flags: bool = False) -> None:

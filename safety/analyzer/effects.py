@@ -454,6 +454,11 @@ class PathClassifier:
 _DEFINED_RE = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
 
 
+def _writes_new_text(e: FileEffect) -> bool:
+    """A whole file written with known, non-empty text: how an agent makes its own script."""
+    return e.op in ("write", "create") and e.content_known and bool(e.content)
+
+
 class PathState:
     """What the agent has done to paths so far: created (its own), changed in place, known to
     exist; the content of files it wrote in full. ``apply`` gives an effect its origin and
@@ -557,7 +562,11 @@ class PathState:
                 origin=origin,
                 agent_modified=e.op == "restore" and self.changed_by_agent(p),
             )
-        if "loose-test" in out.classes and (self.whole_history or origin != "unknown"):
+        if "loose-test" in out.classes and (
+            origin != "unknown" or (self.whole_history and not _writes_new_text(e))
+        ):
+            # history says whose it is: a script the agent has not touched is the project's,
+            # unless this very action writes it whole with known text (the agent making one)
             out = replace(out, classes=(*out.classes, "test"))
         op = e.op
         if op in WHOLE_WRITES:
@@ -713,6 +722,22 @@ _READERS = frozenset(
      "readlink", "realpath", "zcat", "bzcat", "xzcat", "tar", "unzip", "zip", "jq", "yq"}
 )  # fmt: skip
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "sed"})
+# programs for which a URL among the arguments is text, not something to reach
+_TEXT_TOOLS = _SEARCHERS | frozenset(
+    {"echo", "printf", "cat", "head", "tail", "sort", "uniq", "cut", "tr", "wc", "jq", "yq",
+     "column", "fold", "fmt"}
+)  # fmt: skip
+# readers that show a file's name and metadata, never its content: their reads say the file
+# exists (``PathState``) but read nothing of a credential (``detail`` "metadata")
+_METADATA_READERS = frozenset({"ls", "stat", "du", "tree", "readlink", "realpath"})
+# commands that handle files by name without opening them
+_NAMES_ONLY = _METADATA_READERS | frozenset(
+    {"rm", "unlink", "rmdir", "touch", "chmod", "chown", "chgrp", "test", "[", "[[", "basename",
+     "dirname", "mkdir"}
+)  # fmt: skip
+_GIT_NAMES_ONLY = frozenset(
+    {"rm", "add", "mv", "status", "ls-files", "check-ignore", "update-index"}
+)
 _READ_WITH_VALUE = frozenset(
     {"-n", "-c", "--lines", "--bytes", "-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T",
      "--glob", "--type", "--include", "--exclude", "-F", "-v", "--max-count", "-d", "--format"}
@@ -961,6 +986,11 @@ def _ipv4_of(host: str) -> str | None:
     for i, n in enumerate(nums[:-1]):
         value |= n << (24 - 8 * i)
     return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
+
+
+def url_hosts(text: str) -> list[str]:
+    """The host of every URL in ``text``."""
+    return [host_of(m.group(1)) for m in _URL_RE.finditer(text)]
 
 
 def host_class(host: str) -> str:
@@ -1256,7 +1286,11 @@ class EffectReader:
     def _credential_operands(self, cmd: Cmd, out: list[Effect]) -> None:
         """A credential file named by any command (``vim ~/.netrc``, ``scp ~/.ssh/id_rsa h:``,
         ``--config=~/.aws/credentials``) is read by it, whatever the command: unless another
-        effect of the command already names that file."""
+        effect of the command already names that file, or the command handles files without
+        opening them (``ls -la .env``, ``rm .env``, ``git rm --cached .env``)."""
+        name = cmd.argv[0]
+        if name in _NAMES_ONLY or (name == "git" and _git_sub(cmd.argv)[0] in _GIT_NAMES_ONLY):
+            return
         values = []
         for a in cmd.argv[1:]:
             value = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
@@ -1284,10 +1318,11 @@ class EffectReader:
             return
         if name in ("jq", "yq"):
             ops = ops[1:]
+        detail = "metadata" if name in _METADATA_READERS else ""
         for a in ops:
             if DYN in a or a.startswith(("http://", "https://")):
                 continue
-            self.add(out, self.file(cmd, "read", a))
+            self.add(out, self.file(cmd, "read", a, detail=detail))
 
     def _network_args(self, cmd: Cmd, out: list[Effect]) -> None:
         argv = cmd.argv
@@ -1296,6 +1331,8 @@ class EffectReader:
             return  # read from the code instead
         if name == "git" or name in ("pip", "pip3", "uv", "npm", "yarn", "pnpm"):
             return  # their own handlers know what a URL means there
+        if name in _TEXT_TOOLS:
+            return  # a URL printed, searched for or edited is text: nothing is fetched
         upload = name in _FETCHERS and any(
             a in _UPLOAD_FLAGS or a.split("=", 1)[0] in _UPLOAD_FLAGS for a in argv[1:]
         )
@@ -1964,6 +2001,8 @@ def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
                 source=source,
                 packages=(pkg,),
                 pinned="@" in pkg.lstrip("@"),
+                # npm adds the newest release by default: naming @latest (or @next) asks to
+                # move an installed one up (Go's ``pkg@latest`` is its way to add one)
                 upgrade=updating or pkg.endswith(("@latest", "@next")),
                 repo_package=pkg.split("@")[0].lower() in r.repo_packages,
                 maybe_repo_package=source in ("index", "url", "vcs")
@@ -2014,7 +2053,8 @@ def _h_other_manager(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
             continue  # the workspace's own module or crate (``go get -u ./...``)
         name = re.split(r"[=<>@ ]", pkg, maxsplit=1)[0]
         release = bool(version) or bool(re.search(r"[=>@]", pkg.lstrip("@")))
-        upgrade = sub in ("update", "upgrade") or "-u" in flags or pkg.endswith("@latest")
+        # ``go get pkg@latest`` is how Go adds a dependency: only -u and update upgrade one
+        upgrade = sub in ("update", "upgrade") or "-u" in flags
         out.append(
             PackageInstall(
                 op="install",

@@ -19,9 +19,10 @@ alias tables, interpreter code patterns, path classes); ``rules`` say what is fl
 - ``option``: ``{"names": [...], "is": [predicates]}``: an option's value (``of=X``, ``--output X``,
   ``-fprint X``) satisfies a predicate.
 - ``pipeline``: ``{"source_class": [...], "not_source_class": [...], "sink_class": [...],
-  "program_from_stdin": bool}``: this
+  "program_from_stdin": bool, "remote_sink": bool}``: this
   command is in a sink class and some command feeding it (pipe, process or command substitution,
-  tainted variable) is in a source class (``"any"`` matches every producer).
+  tainted variable) is in a source class (``"any"`` matches every producer); ``remote_sink``:
+  not when every host the sink names is this machine (``curl -d @- http://localhost:3000``).
 - ``redirect``: ``{"target": [predicates], "ops": ["write"|"append"|"read"|"any"]}``.
 - ``writes``: ``{"target": [predicates], "modes": [truncate|append|edit|delete|move-from|move-to|
   chmod], "content_regex": str, "content": "empty"|"present"|"any"}``: files the command writes
@@ -408,11 +409,17 @@ def _check_match(m: Any, path: str, res: Resolution, err: Callable[[str, str], N
                 "not_source_class",
                 "sink_class",
                 "program_from_stdin",
+                "remote_sink",
             }:
-                err(p, "must be {source_class, not_source_class, sink_class, program_from_stdin}")
+                err(
+                    p,
+                    "must be {source_class, not_source_class, sink_class, program_from_stdin, "
+                    "remote_sink}",
+                )
                 continue
-            if not isinstance(v.get("program_from_stdin", False), bool):
-                err(f"{p}.program_from_stdin", "must be true or false")
+            for flag in ("program_from_stdin", "remote_sink"):
+                if not isinstance(v.get(flag, False), bool):
+                    err(f"{p}.{flag}", "must be true or false")
             for ck in ("source_class", "not_source_class", "sink_class"):
                 if ck == "not_source_class" and ck not in v:
                     continue

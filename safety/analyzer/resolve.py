@@ -772,7 +772,8 @@ class Resolver:
             for i, w in enumerate(words):
                 if w.substs or MARK in w.text:
                     if MARK in w.text:
-                        var_reads += _var_names(w.text)
+                        # names this command text assigned are its own, not the environment's
+                        var_reads += tuple(n for n in _var_names(w.text) if n not in st.env)
                     t, prod = self.word(w, st, ctx)
                     argv[i] = t
                     if prod:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .config import AnalyzerConfig
-from .effects import Effect, FileEffect, PathClassifier, is_device
+from .effects import Effect, FileEffect, PathClassifier, host_class, is_device, url_hosts
 from .ir import Span
 from .policy import Policy, Resolution, Rule
 from .resolve import DYN, Cmd, abspath, decoded_literal
@@ -257,6 +257,8 @@ class CommandView:
         elif name == "cat" and len(argv) == 2 and argv[1] == "/dev/null":
             content = ""
         for r in cmd.redirects:
+            if r.path == "/dev/null":
+                continue  # output thrown away (``2>/dev/null``): nothing is written anywhere
             if r.op in (">", ">|", "&>", ">&") and r.path is not None:
                 out.append(("truncate", r.path, r.raw, content))
             elif r.op in (">>", "&>>") and r.path is not None:
@@ -606,6 +608,7 @@ def compile_rule(rule: Rule) -> tuple[Check, ...]:
         sources = p.get("source_class", [])
         sources = [sources] if isinstance(sources, str) else list(sources)
         stdin_prog = bool(p.get("program_from_stdin"))
+        remote = bool(p.get("remote_sink"))
         unless = p.get("not_source_class", [])
         unless = [unless] if isinstance(unless, str) else list(unless)
 
@@ -615,6 +618,8 @@ def compile_rule(rule: Rule) -> tuple[Check, ...]:
             if not any(res.in_class(c, argv) for c in sinks):
                 return False
             if stdin_prog and not _program_from_stdin(v.cmd, res):
+                return False
+            if remote and _only_local_hosts(argv):
                 return False
             return any(
                 res.in_class(c, up) and not any(res.in_class(u, up) for u in unless)
@@ -730,6 +735,15 @@ def _decoded_program(cmd: Cmd, program: str) -> bool:
     could decode it (``eval "$(echo cm0= | base64 -d)"``)? Hiding it is the point."""
     up = cmd.upstream
     return any(decoded_literal(up[k], up[k + 1]) == program for k in range(len(up) - 1))
+
+
+def _only_local_hosts(argv: Sequence[str]) -> bool:
+    """Every host the sink names (URLs; nc/socat/telnet's host operand) is this machine, and
+    it names at least one: data sent to a local server has not left the machine."""
+    hosts = [h for a in argv[1:] for h in url_hosts(a)]
+    if not hosts and argv and argv[0] in ("nc", "ncat", "netcat", "telnet"):
+        hosts = [a for a in argv[1:] if not a.startswith("-") and not a.isdigit()][:1]
+    return bool(hosts) and all(host_class(h) == "local" for h in hosts)
 
 
 def _program_from_stdin(cmd: Cmd, res: Resolution) -> bool:
