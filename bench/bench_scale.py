@@ -204,12 +204,24 @@ def build_templates() -> tuple[list[Template], Any]:
     def unflagged(command: str) -> bool:
         return all(f.action == "allow" for f in analyzer.analyze(command).findings)
 
+    def clean_in_context(record: dict[str, Any]) -> bool:
+        """No flag on the clean template scanned whole: some rules read the commands before
+        (a test file the agent did not create), which one command alone cannot show."""
+        with transaction.atomic():
+            result = trajectory_import(record=record, fmt="openai")
+            assert result.trajectory is not None, result.errors
+            trajectory_scan(trajectory_id=result.trajectory.pk, policy_version=policy_version)
+            found = Flag.objects.filter(trajectory=result.trajectory).exists()
+            transaction.set_rollback(True)
+        return not found
+
     corpus = ROOT / "bench/data/agent_commands/commands.jsonl"
     agents = []
     for line in corpus.open():
         agent = json.loads(line)
         clean = [c for c in agent["commands"] if 0 < len(c) <= 600 and unflagged(c)]
-        if len(clean) >= 12:
+        a = len(agents)
+        if len(clean) >= 12 and clean_in_context(template_record(agent, a, False, True, clean)):
             agents.append((agent, clean))
         if len(agents) == AGENTS:
             break
