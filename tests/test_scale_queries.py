@@ -384,6 +384,45 @@ def _reference_prm(qs: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def _reference_annotators(qs: Any) -> list[dict[str, Any]]:
+    """The per-annotator rows as the export built them before chunks (model instances): each
+    annotator's labels and comments per step and the time of their last label."""
+    rows = []
+    for t in qs.order_by("id"):
+        steps = list(t.steps.order_by("index"))
+        mine: dict[str, dict[tuple[int, str], Any]] = {}
+        for position, step in enumerate(steps):
+            for label in step.labels.select_related("reviewer"):
+                mine.setdefault(label.reviewer.username, {})[(position, label.behaviour)] = label
+        for name in sorted(mine):
+            own = mine[name]
+
+            def value(position: int, behaviour: str, own: dict = own) -> int | None:
+                label = own.get((position, behaviour))
+                return label.value if label else None
+
+            behaviours = sorted({b for _, b in own} - {""})
+            rows.append(
+                {
+                    "trajectory_id": t.pk,
+                    "id": t.external_id,
+                    "task_type": t.task_type,
+                    "annotator": name,
+                    "labels": [value(i, "") for i in range(len(steps))],
+                    "behaviour_labels": {
+                        b: [value(i, b) for i in range(len(steps))] for b in behaviours
+                    },
+                    "comments": {
+                        str(steps[i].index): label.comment
+                        for (i, b), label in sorted(own.items(), key=lambda item: item[0])
+                        if label.comment and b == ""
+                    },
+                    "updated_at": max(label.updated_at for label in own.values()).isoformat(),
+                }
+            )
+    return rows
+
+
 def test_chunked_exports_give_the_rows_of_before(
     client: Client, make_user, safety_lead, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
@@ -405,6 +444,10 @@ def test_chunked_exports_give_the_rows_of_before(
     review_services.step_label_set(
         step=trajectories[5].steps.get(index=0), reviewer=users[0], value=None, comment="hm"
     )
+    # an early label changed last: its time, not the newest label's, is the annotator's last
+    review_services.step_label_set(
+        step=trajectories[0].steps.get(index=0), reviewer=users[0], value=0, comment="again"
+    )
     monkeypatch.setattr(exports, "CHUNK", 2)
     qs = Trajectory.objects.all()
     assert list(exports.prm_rows(qs)) == _reference_prm(qs)
@@ -415,6 +458,71 @@ def test_chunked_exports_give_the_rows_of_before(
     body = b"".join(client.get("/review/export/annotators.jsonl").streaming_content)
     per = [json.loads(line) for line in body.splitlines()]
     assert Counter(r["annotator"] for r in per) == {"ann": 7, "bob": 4, "cy": 2}
+    reference = _reference_annotators(qs)
+    assert per == reference
+    assert body.decode().splitlines()[0] == json.dumps(reference[0], ensure_ascii=False)
+    first = next(
+        r for r in per if r["trajectory_id"] == trajectories[0].pk and r["annotator"] == "ann"
+    )
+    assert first["comments"]["0"] == "again"
+
+
+def _label_trajectories(n: int, reviewer: Any) -> None:
+    for _ in range(n):
+        t = make_trajectory(2, rollout=f"sized-{Trajectory.objects.count()}", text="Done.")
+        for step in t.steps.all():
+            review_services.step_label_set(step=step, reviewer=reviewer, value=1)
+
+
+def test_exports_cost_the_same_queries_for_5_and_50_trajectories(
+    client: Client, make_user, safety_lead
+) -> None:  # type: ignore[no-untyped-def]
+    """A chunk's queries read the chunk, whatever it holds; the per-annotator rows read neither
+    the trajectories' documents nor the steps' text (they hold no prompt or completion)."""
+    ann = make_user("ann", "expert")
+    logged_in(client, safety_lead)
+    urls = ("/review/export/prm.jsonl", "/review/export/annotators.jsonl")
+
+    def exported(url: str) -> tuple[int, int, list[str]]:
+        with CaptureQueriesContext(connection) as ctx:
+            body = b"".join(client.get(url).streaming_content)
+        return (
+            body.count(b"\n"),
+            len(ctx.captured_queries),
+            [q["sql"] for q in ctx.captured_queries],
+        )
+
+    _label_trajectories(5, ann)
+    small = {url: exported(url) for url in urls}
+    _label_trajectories(45, ann)
+    big = {url: exported(url) for url in urls}
+    for url in urls:
+        assert (small[url][0], big[url][0]) == (5, 50), url
+        assert big[url][1] == small[url][1], (url, small[url][1], big[url][1])
+    annotators_sql = " ".join(big["/review/export/annotators.jsonl"][2])
+    assert '"canonical"' not in annotators_sql
+    assert '"annotations_step"."text"' not in annotators_sql
+    if connection.vendor == "postgresql":  # each chunk's ids as one array, not 50 parameters
+        assert "= ANY(" in " ".join(big["/review/export/prm.jsonl"][2])
+
+
+def test_any_of_matches_as_in_does() -> None:
+    from core.queries import AnyOf
+
+    trajectories = [make_trajectory(1, rollout=f"any-{i}") for i in range(4)]
+    wanted = [trajectories[1].pk, trajectories[3].pk, 10**9]
+    expected = set(Trajectory.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    assert set(Trajectory.objects.filter(AnyOf("pk", wanted)).values_list("pk", flat=True)) == (
+        expected
+    )
+    assert not Trajectory.objects.filter(AnyOf("pk", [])).exists()
+    steps = Step.objects.filter(AnyOf("trajectory__external_id", ["any-2"]))
+    assert set(steps.values_list("trajectory_id", flat=True)) == {trajectories[2].pk}
+    # the portable form, as other databases get it
+    query = Trajectory.objects.all().query
+    expression = AnyOf("pk", wanted).resolve_expression(query)
+    sql, params = expression.as_sql(query.get_compiler(connection=connection), connection)
+    assert sql.endswith("IN (%s, %s, %s)") and params == wanted
 
 
 # --- Query counts ---------------------------------------------------------------------------
