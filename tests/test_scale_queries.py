@@ -555,6 +555,87 @@ def test_pages_fixed_for_scale_keep_their_query_counts(
         assert client.get("/admin/annotations/steplabel/").status_code == 200
 
 
+def _admin_world(n: int, version: Any) -> None:
+    """``n`` flagged trajectories, each with a label and a scoring record."""
+    for _ in range(n):
+        i = Trajectory.objects.count()
+        t, _flag = _flagged_trajectory(rollout=f"adm-{i:03d}")
+        record(version, t.digest, run=f"run-{i % 3}", n=i)
+
+
+ADMIN_URLS = (
+    "/admin/annotations/trajectory/",
+    "/admin/annotations/trajectory/?task_type=swe-bugfix&outcome=resolved",
+    "/admin/annotations/trajectory/?q=adm-00",
+    "/admin/annotations/step/",
+    "/admin/annotations/step/?q=adm-00",
+    "/admin/annotations/steplabel/",
+    "/admin/safety/flag/",
+    "/admin/safety/flag/?status__exact=open&severity__exact=high",
+    "/admin/rewards/scoringrecord/",
+    "/admin/rewards/scoringrecord/?run=run-1",
+    "/admin/rewards/scoringrecord/?q=rec-",
+)
+
+
+def test_admin_changelists_cost_the_same_queries_for_5_and_50_rows(
+    client: Client, admin_user, make_user, reward_model
+) -> None:  # type: ignore[no-untyped-def]
+    """No query per row (a row's label or a column naming a related row), filtered, searched
+    or not, first page or by key."""
+    ann = make_user("ann", "expert")
+
+    def counts() -> dict[str, int]:
+        last = Trajectory.objects.order_by("-id").values_list("id", flat=True)[2]
+        urls = [*ADMIN_URLS, f"/admin/annotations/trajectory/?id__lt={last}"]
+        got = {}
+        for url in urls:
+            with CaptureQueriesContext(connection) as ctx:
+                response = client.get(url)
+            assert response.status_code == 200, url
+            got[url.replace(str(last), "KEY")] = len(ctx.captured_queries)
+        return got
+
+    client.force_login(admin_user)
+    _admin_world(5, reward_model.active_version)
+    _label_trajectories(2, ann)
+    small = counts()
+    _admin_world(45, reward_model.active_version)
+    _label_trajectories(20, ann)
+    assert counts() == small
+
+
+def test_admin_searches_read_indexes(client: Client, admin_user, reward_model) -> None:  # type: ignore[no-untyped-def]
+    """The big tables' admin searches match the start of an id or digest (an index range),
+    never a substring (a read of every row)."""
+    _admin_world(3, reward_model.active_version)
+    t = Trajectory.objects.get(external_id="adm-001")
+    scoring = ScoringRecord.objects.get(trajectory_digest=t.digest)
+    client.force_login(admin_user)
+
+    def listed(url: str, **params: str) -> tuple[set[int], list[str]]:
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.get(url, params)
+        assert response.status_code == 200, url
+        rows = {row.pk for row in response.context["cl"].result_list}
+        return rows, [q["sql"] for q in ctx.captured_queries]
+
+    searches = [
+        ("/admin/annotations/trajectory/", {"q": "adm-001"}, {t.pk}),
+        ("/admin/annotations/trajectory/", {"q": t.digest[:20]}, {t.pk}),
+        ("/admin/annotations/trajectory/", {"q": "dm-001"}, set()),  # not a start
+        ("/admin/annotations/step/", {"q": "adm-001"}, set(t.steps.values_list("pk", flat=True))),
+        ("/admin/rewards/scoringrecord/", {"q": scoring.scoring_id}, {scoring.pk}),
+        ("/admin/rewards/scoringrecord/", {"q": t.digest[:20]}, {scoring.pk}),
+    ]
+    for url, params, expected in searches:
+        rows, sql = listed(url, **params)
+        assert rows == expected, (url, params)
+        assert not any("LIKE '%" in q or "LIKE UPPER('%" in q for q in sql), (url, params)
+    rows, _ = listed("/admin/rewards/scoringrecord/", run=scoring.run)
+    assert rows == set(ScoringRecord.objects.filter(run=scoring.run).values_list("pk", flat=True))
+
+
 # --- Reads of the step table ------------------------------------------------------------------
 
 STEP_READ = re.compile(
