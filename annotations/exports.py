@@ -1,11 +1,13 @@
 """Streaming JSONL exports of step labels: PRM-style rows and one row per annotator.
 
 The labelled trajectories are listed once, by id, from the labels' side; then a window of
-``CHUNK`` of them at a time is narrowed to those asked for (by primary key) and read with four
-queries that fetch only what the rows hold (the messages before the first answer, the steps' text,
-tool calls and commands, the labels with their reviewers' names, the final labels) as plain
-values, no model instances. Memory stays that of one chunk however many trajectories match,
-and a chunk's lines go out as one piece.
+``CHUNK`` of them at a time is narrowed to those asked for (by primary key, the ids sent as one
+array) and read with four queries that fetch only what the rows hold (the messages before the
+first answer, the steps' text, tool calls and commands, the labels with their reviewers' names,
+the final labels) as plain values, no model instances; the per-annotator rows, which hold no
+prompt or completion, need three (the labels, the steps' positions, each annotator's last
+change). Memory stays that of one chunk however many trajectories match, and a chunk's lines
+go out as one piece.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from django.db.models import Exists, Max, OuterRef, QuerySet, Subquery, TextField
+from django.db.models import Max, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
@@ -102,22 +104,6 @@ class _Trajectory:
     prompt: str
     steps: list[_Step] = field(default_factory=list)
     last_change: dict[str, datetime] = field(default_factory=dict)  # each annotator's last label
-
-
-def labelled(
-    qs: QuerySet[Trajectory], labels: QuerySet[StepLabel] | None = None
-) -> QuerySet[Trajectory]:
-    """The trajectories of ``qs`` that have a label (a value or a comment) on some step;
-    ``labels`` narrows which labels count.
-
-    Read from the labels' side (a semi-join against the labelled steps' trajectories): a
-    per-trajectory EXISTS would walk every trajectory's steps to find the few labelled ones."""
-    return qs.filter(pk__in=_labelled_steps(labels).values("trajectory_id"))
-
-
-def _labelled_steps(labels: QuerySet[StepLabel] | None) -> QuerySet[Step]:
-    labels = StepLabel.objects.all() if labels is None else labels
-    return Step.objects.filter(Exists(labels.filter(step=OuterRef("pk")))).order_by()
 
 
 def _labelled_ids(after: int) -> list[int]:
@@ -293,6 +279,24 @@ def _labelled_chunks(
         ids = list(qs.filter(AnyOf("pk", window)).order_by("id").values_list("id", flat=True))
         chunk = _chunk(ids, annotators=annotators, labels=labels, finals=finals) if ids else []
         yield window[-1], chunk
+
+
+def labelled_count(qs: QuerySet[Trajectory], *, labels: QuerySet[StepLabel] | None = None) -> int:
+    """How many trajectories of ``qs`` hold a label of ``labels`` (any label when None): the
+    rows an export of ``qs`` holds, counted window by window as the export reads them. One
+    count of the whole (the trajectories whose steps have a label) walked every step of the
+    hub, 0.9 s at 1M steps, however few were labelled."""
+    candidates = _labelled_ids(0)
+    chosen = StepLabel.objects.all() if labels is None else labels
+    total = 0
+    for start in range(0, len(candidates), CHUNK):
+        window = candidates[start : start + CHUNK]
+        wanted = qs.filter(AnyOf("pk", window)).order_by().values("pk")
+        holding = chosen.filter(AnyOf("step__trajectory_id", window)).filter(
+            step__trajectory_id__in=wanted
+        )
+        total += holding.order_by().values("step__trajectory_id").distinct().count()
+    return total
 
 
 def prompt_text(canonical: dict[str, Any]) -> str:
