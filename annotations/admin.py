@@ -70,7 +70,10 @@ class TrajectoryAdmin(LargeTableAdmin):
         OutcomeFilter,
         "created_at",
     ]
-    search_fields = ["external_id", "digest", "task_type"]
+    # A trajectory is found by the start of its external id or digest, read from their
+    # indexes: a substring search read every trajectory (50 ms at 50k, growing with the hub).
+    # The review list searches trajectories' text; the task type is a filter here.
+    search_fields = ["external_id__startswith", "digest__startswith"]
     readonly_fields = ["digest", "canonical", "source_format", "created_at", "imported_by"]
     inlines = [StepInline]
 
@@ -93,7 +96,10 @@ class StepAdmin(LargeTableAdmin):
         ("trajectory__source_format", IndexedValuesFilter),
         ("trajectory__task_type", IndexedValuesFilter),
     ]
-    search_fields = ["text", "reasoning", "trajectory__external_id"]
+    # Steps are found by their trajectory's external id (its start, from its index): a search
+    # of the steps' text read the whole step table (2 s at 1M steps). The review list searches
+    # the text, by its full-text index.
+    search_fields = ["trajectory__external_id__startswith"]
     list_select_related = ["trajectory"]
     changelist_defer = ("trajectory__canonical", "trajectory__outcome", "trajectory__metadata")
     readonly_fields = ["trajectory", "index", "message_index"]

@@ -46,6 +46,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -776,9 +777,30 @@ def pages(ids: dict[str, Any]) -> list[Page]:
         Page("admin scoring records", "admin", "/admin/rewards/scoringrecord/", group="admin"),
         Page("admin scoring records, p1000", "admin", "/admin/rewards/scoringrecord/?p=1000",
              group="admin"),
+        Page("admin scoring records, run", "admin", "/admin/rewards/scoringrecord/?run=run-00",
+             group="admin"),
+        Page("admin scoring records, search", "admin",
+             "/admin/rewards/scoringrecord/?q=zzyzx-nowhere", group="admin"),
         Page("admin trajectories", "admin", "/admin/annotations/trajectory/", group="admin"),
+        Page("admin trajectories, by key", "admin",
+             f"/admin/annotations/trajectory/?id__lt={deep['trajectory']}", group="admin"),
+        Page("admin trajectories, filtered", "admin",
+             "/admin/annotations/trajectory/?task_type=swe-feature&outcome=not-resolved",
+             group="admin"),
+        Page("admin trajectories, search", "admin",
+             f"/admin/annotations/trajectory/?q=scale-{ids['rare']}", group="admin"),
+        Page("admin trajectories, no match", "admin",
+             "/admin/annotations/trajectory/?q=zzyzx-nowhere", group="admin"),
         Page("admin steps", "admin", "/admin/annotations/step/", group="admin"),
+        Page("admin steps, search", "admin",
+             f"/admin/annotations/step/?q=scale-{ids['rare']}", group="admin"),
         Page("admin flags", "admin", "/admin/safety/flag/", group="admin"),
+        Page("admin flags, by key", "admin", f"/admin/safety/flag/?id__lt={deep['flag']}",
+             group="admin"),
+        Page("admin flags, filtered", "admin",
+             "/admin/safety/flag/?status__exact=open&severity__exact=high", group="admin"),
+        Page("admin flags, search", "admin", "/admin/safety/flag/?q=zzyzx-nowhere",
+             group="admin"),
         Page("admin step labels", "admin", "/admin/annotations/steplabel/", group="admin"),
     ]  # fmt: skip
 
@@ -877,6 +899,11 @@ def fetch(client: Any, page: Page, deadline: float | None = None) -> dict[str, A
 def memory_of(client: Any, page: Page) -> float:
     """Peak resident memory a request adds, in a forked child so earlier requests' heap growth
     does not hide it."""
+    return peak_memory(lambda: fetch(client, page, deadline=60))
+
+
+def peak_memory(action: Callable[[], object]) -> float:
+    """Peak resident memory ``action`` adds, run in a forked child."""
     from django.db import connections
 
     connections.close_all()
@@ -886,7 +913,7 @@ def memory_of(client: Any, page: Page) -> float:
         os.close(read)
         try:
             with RssPeak() as peak:
-                fetch(client, page, deadline=60)
+                action()
             os.write(write, f"{peak.peak - peak.start:.1f}".encode())
         finally:
             os._exit(0)
@@ -956,6 +983,12 @@ def measure(size: str, rounds: int, export_deadline: float, log: Any) -> dict[st
             f"  {page.name:<34} {row['median'] * 1000:>9.1f} ms  {row['queries']:>4} queries  "
             f"+{memory:.0f} MB{extra}"
         )
+    for kind in ("prm", "annotators"):
+        name = f"export job {'PRM' if kind == 'prm' else 'per annotator'}, everything"
+        results[name] = export_job(kind, rounds)
+        row = results[name]
+        log(f"  {name:<34} {row['median'] * 1000:>9.1f} ms  {row['queries']:>4} queries  "
+            f"+{row['memory_mb']:.0f} MB")  # fmt: skip
     plans = {}
     ranked = sorted(results.items(), key=lambda kv: kv[1]["slowest_ms"], reverse=True)
     for name, row in ranked[:6]:
@@ -973,6 +1006,54 @@ def measure(size: str, rounds: int, export_deadline: float, log: Any) -> dict[st
     cookies = {name: c.cookies["sessionid"].value for name, c in clients.items() if name != "key"}
     cookies["key"] = f"Bearer {key}"
     return {"pages": results, "plans": plans, "_mix": (mix_pages, cookies)}
+
+
+def export_job(kind: str, rounds: int) -> dict[str, Any]:
+    """A background export of the whole hub (``review.export_jobs.run_export``, as its Celery
+    task runs it, here in this process) by a safety lead: its time, queries and memory."""
+    import tempfile
+
+    from django.conf import settings
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from core.models import User
+    from review.export_jobs import export_path, run_export
+    from review.models import ExportJob
+
+    lead = User.objects.get(username="safety")
+    with tempfile.TemporaryDirectory() as root:
+        settings.EXPORTS = {**settings.EXPORTS, "ROOT": root}
+
+        def once() -> ExportJob:
+            job = ExportJob.objects.create(kind=kind, filters={}, created_by=lead)
+            assert run_export(job.pk) == "done"
+            job.refresh_from_db()
+            export_path(job).unlink()
+            job.delete()
+            return job
+
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            job = once()
+            times.append(time.perf_counter() - t0)
+        with CaptureQueriesContext(connection) as ctx:
+            once()
+        memory = peak_memory(once)
+    queries = sorted(((float(q["time"]), q["sql"]) for q in ctx.captured_queries), reverse=True)
+    return {
+        "url": f"run_export(kind={kind})",
+        "group": "export",
+        "median": statistics.median(times),
+        "runs": len(times),
+        "bytes": job.bytes,
+        "lines": job.rows,
+        "queries": len(ctx.captured_queries),
+        "slowest_sql": queries[0][1] if queries else "",
+        "slowest_ms": queries[0][0] * 1000 if queries else 0.0,
+        "memory_mb": memory,
+    }
 
 
 def page_mix(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.db import connections, models, router
-from django.db.models import QuerySet
+from django.db.models import BooleanField, F, Func, QuerySet
 
 
 def distinct_values(
@@ -71,3 +74,30 @@ def table_size(model: type[models.Model]) -> tuple[int, bool]:
     if estimate is not None and estimate >= ESTIMATE_FROM:
         return estimate, True
     return qs.count(), False
+
+
+class AnyOf(Func):
+    """``field = ANY(%s)``: whether ``field`` is one of ``values``, the values sent as one array
+    on PostgreSQL (``IN (...)`` elsewhere). An ``IN`` list of a chunk's 500 ids is 500
+    parameters that Django, psycopg and PostgreSQL's parser each handle one at a time, in every
+    query of every chunk of an export; an array is one.
+
+    ``qs.filter(AnyOf("step__trajectory_id", ids))`` (a path as ``F`` takes it)."""
+
+    output_field = BooleanField()
+    arity = 1
+
+    def __init__(self, field: str, values: Iterable[Any]) -> None:
+        super().__init__(F(field))
+        self.values = list(values)
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        column, params = compiler.compile(self.source_expressions[0])
+        if not self.values:
+            return "1 = 0", list(params)
+        marks = ", ".join(["%s"] * len(self.values))
+        return f"{column} IN ({marks})", [*params, *self.values]
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        column, params = compiler.compile(self.source_expressions[0])
+        return f"{column} = ANY(%s)", [*params, self.values]

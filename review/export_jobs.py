@@ -29,7 +29,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotations.exports import EXPORT_KINDS, export_chunks, labelled
+from annotations.exports import EXPORT_KINDS, export_chunks, labelled_count
 from core.broker import TRANSIENT_DB_ERRORS, publish
 from review import selectors as review_selectors
 from review.access import still_reviewing_trajectories
@@ -151,7 +151,7 @@ def _write(job: ExportJob, token: str) -> str:
         ExportJob.objects.filter(pk=job.pk, runner=token).update(last_id=0, bytes=0, done=0, rows=0)
         job.last_id = job.bytes = job.done = job.rows = 0
     if job.total is None:
-        job.total = labelled(qs, review_selectors.counted_labels()).count()
+        job.total = labelled_count(qs, labels=review_selectors.counted_labels())
         ExportJob.objects.filter(pk=job.pk, runner=token).update(total=job.total)
     with open(path, "ab") as handle:
         handle.truncate(job.bytes)

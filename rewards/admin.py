@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from core.admin_lists import LargeTableAdmin
+from core.admin_lists import IndexedValuesFilter, LargeTableAdmin
 from rewards.evaluation import Case, line_messages, parse_jsonl
 from rewards.models import (
     EvaluationAttachment,
@@ -136,8 +136,17 @@ class ScoringRecordAdmin(LargeTableAdmin, ReadOnlyAdmin):
         "unsafe",
         "created_at",
     ]
-    list_filter = ["unsafe", "gated", "version__reward_model", "created_at"]
-    search_fields = ["scoring_id", "run", "trajectory_digest"]
+    list_filter = [
+        "unsafe",
+        "gated",
+        "version__reward_model",
+        ("run", IndexedValuesFilter),
+        "created_at",
+    ]
+    # A record is found by the start of its scoring id or trajectory digest, read from their
+    # indexes (a substring search read every record: 0.7 s at 250k); a run is a filter, read
+    # newest first from its (run, id) index.
+    search_fields = ["scoring_id__startswith", "trajectory_digest__startswith"]
     list_select_related = ["version__reward_model"]
     # A version's compiled spec is a large JSON document: not read for a changelist.
     changelist_defer = ("breakdown", "version__spec")

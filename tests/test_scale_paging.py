@@ -241,7 +241,7 @@ def test_the_export_writes_the_bytes_the_reference_writes(
     from annotations import exports
     from annotations.models import Trajectory
     from annotations.services import trajectory_import
-    from tests.test_scale_queries import _reference_prm
+    from tests.test_scale_queries import _reference_annotators, _reference_prm
 
     users = [make_user(name, "expert") for name in ("zoë", "ann", "Bob")]
     for i in range(5):
@@ -268,11 +268,13 @@ def test_the_export_writes_the_bytes_the_reference_writes(
     body = b"".join(client.get("/review/export/prm.jsonl").streaming_content)
     assert body == expected
     assert gc.isenabled()  # the collector paused while chunks were built is on again
-    per = b"".join(client.get("/review/export/annotators.jsonl").streaming_content).splitlines()
-    rows = [json.loads(line) for line in per]
+    body = b"".join(client.get("/review/export/annotators.jsonl").streaming_content)
+    rows = [json.loads(line) for line in body.splitlines()]
     assert [(r["id"], r["annotator"]) for r in rows] == [
         (r["id"], name) for r in reference for name in r["annotators"]
     ]
+    per_annotator = _reference_annotators(qs)
+    assert body == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in per_annotator).encode()
     assert gc.isenabled()
 
 

@@ -384,6 +384,45 @@ def _reference_prm(qs: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def _reference_annotators(qs: Any) -> list[dict[str, Any]]:
+    """The per-annotator rows as the export built them before chunks (model instances): each
+    annotator's labels and comments per step and the time of their last label."""
+    rows = []
+    for t in qs.order_by("id"):
+        steps = list(t.steps.order_by("index"))
+        mine: dict[str, dict[tuple[int, str], Any]] = {}
+        for position, step in enumerate(steps):
+            for label in step.labels.select_related("reviewer"):
+                mine.setdefault(label.reviewer.username, {})[(position, label.behaviour)] = label
+        for name in sorted(mine):
+            own = mine[name]
+
+            def value(position: int, behaviour: str, own: dict = own) -> int | None:
+                label = own.get((position, behaviour))
+                return label.value if label else None
+
+            behaviours = sorted({b for _, b in own} - {""})
+            rows.append(
+                {
+                    "trajectory_id": t.pk,
+                    "id": t.external_id,
+                    "task_type": t.task_type,
+                    "annotator": name,
+                    "labels": [value(i, "") for i in range(len(steps))],
+                    "behaviour_labels": {
+                        b: [value(i, b) for i in range(len(steps))] for b in behaviours
+                    },
+                    "comments": {
+                        str(steps[i].index): label.comment
+                        for (i, b), label in sorted(own.items(), key=lambda item: item[0])
+                        if label.comment and b == ""
+                    },
+                    "updated_at": max(label.updated_at for label in own.values()).isoformat(),
+                }
+            )
+    return rows
+
+
 def test_chunked_exports_give_the_rows_of_before(
     client: Client, make_user, safety_lead, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
@@ -405,6 +444,10 @@ def test_chunked_exports_give_the_rows_of_before(
     review_services.step_label_set(
         step=trajectories[5].steps.get(index=0), reviewer=users[0], value=None, comment="hm"
     )
+    # an early label changed last: its time, not the newest label's, is the annotator's last
+    review_services.step_label_set(
+        step=trajectories[0].steps.get(index=0), reviewer=users[0], value=0, comment="again"
+    )
     monkeypatch.setattr(exports, "CHUNK", 2)
     qs = Trajectory.objects.all()
     assert list(exports.prm_rows(qs)) == _reference_prm(qs)
@@ -415,6 +458,79 @@ def test_chunked_exports_give_the_rows_of_before(
     body = b"".join(client.get("/review/export/annotators.jsonl").streaming_content)
     per = [json.loads(line) for line in body.splitlines()]
     assert Counter(r["annotator"] for r in per) == {"ann": 7, "bob": 4, "cy": 2}
+    reference = _reference_annotators(qs)
+    assert per == reference
+    assert body.decode().splitlines()[0] == json.dumps(reference[0], ensure_ascii=False)
+    first = next(
+        r for r in per if r["trajectory_id"] == trajectories[0].pk and r["annotator"] == "ann"
+    )
+    assert first["comments"]["0"] == "again"
+
+
+def _label_trajectories(n: int, reviewer: Any) -> None:
+    for _ in range(n):
+        t = make_trajectory(2, rollout=f"sized-{Trajectory.objects.count()}", text="Done.")
+        for step in t.steps.all():
+            review_services.step_label_set(step=step, reviewer=reviewer, value=1)
+
+
+def test_exports_cost_the_same_queries_for_5_and_50_trajectories(
+    client: Client, make_user, safety_lead, settings, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """A chunk's queries read the chunk, whatever it holds, streamed or in a background job
+    (its total counted as it reads); the per-annotator rows read neither the trajectories'
+    documents nor the steps' text (they hold no prompt or completion)."""
+    from review.export_jobs import run_export
+    from review.models import ExportJob
+
+    settings.EXPORTS = {**settings.EXPORTS, "ROOT": str(tmp_path / "exports")}
+    ann = make_user("ann", "expert")
+    logged_in(client, safety_lead)
+    urls = ("/review/export/prm.jsonl", "/review/export/annotators.jsonl", "job:prm")
+
+    def exported(url: str) -> tuple[int, int, list[str]]:
+        with CaptureQueriesContext(connection) as ctx:
+            if url.startswith("job:"):
+                job = ExportJob.objects.create(kind="prm", filters={}, created_by=safety_lead)
+                assert run_export(job.pk) == "done"
+                job.refresh_from_db()
+                assert job.total == job.done == job.rows
+                lines = job.rows
+            else:
+                lines = b"".join(client.get(url).streaming_content).count(b"\n")
+        return lines, len(ctx.captured_queries), [q["sql"] for q in ctx.captured_queries]
+
+    _label_trajectories(5, ann)
+    small = {url: exported(url) for url in urls}
+    _label_trajectories(45, ann)
+    big = {url: exported(url) for url in urls}
+    for url in urls:
+        assert (small[url][0], big[url][0]) == (5, 50), url
+        assert big[url][1] == small[url][1], (url, small[url][1], big[url][1])
+    annotators_sql = " ".join(big["/review/export/annotators.jsonl"][2])
+    assert '"canonical"' not in annotators_sql
+    assert '"annotations_step"."text"' not in annotators_sql
+    if connection.vendor == "postgresql":  # each chunk's ids as one array, not 50 parameters
+        assert "= ANY(" in " ".join(big["/review/export/prm.jsonl"][2])
+
+
+def test_any_of_matches_as_in_does() -> None:
+    from core.queries import AnyOf
+
+    trajectories = [make_trajectory(1, rollout=f"any-{i}") for i in range(4)]
+    wanted = [trajectories[1].pk, trajectories[3].pk, 10**9]
+    expected = set(Trajectory.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    assert set(Trajectory.objects.filter(AnyOf("pk", wanted)).values_list("pk", flat=True)) == (
+        expected
+    )
+    assert not Trajectory.objects.filter(AnyOf("pk", [])).exists()
+    steps = Step.objects.filter(AnyOf("trajectory__external_id", ["any-2"]))
+    assert set(steps.values_list("trajectory_id", flat=True)) == {trajectories[2].pk}
+    # the portable form, as other databases get it
+    query = Trajectory.objects.all().query
+    expression = AnyOf("pk", wanted).resolve_expression(query)
+    sql, params = expression.as_sql(query.get_compiler(connection=connection), connection)
+    assert sql.endswith("IN (%s, %s, %s)") and params == wanted
 
 
 # --- Query counts ---------------------------------------------------------------------------
@@ -445,6 +561,87 @@ def test_pages_fixed_for_scale_keep_their_query_counts(
         assert client.get("/admin/safety/flag/").status_code == 200
     with django_assert_max_num_queries(12):
         assert client.get("/admin/annotations/steplabel/").status_code == 200
+
+
+def _admin_world(n: int, version: Any) -> None:
+    """``n`` flagged trajectories, each with a label and a scoring record."""
+    for _ in range(n):
+        i = Trajectory.objects.count()
+        t, _flag = _flagged_trajectory(rollout=f"adm-{i:03d}")
+        record(version, t.digest, run=f"run-{i % 3}", n=i)
+
+
+ADMIN_URLS = (
+    "/admin/annotations/trajectory/",
+    "/admin/annotations/trajectory/?task_type=swe-bugfix&outcome=resolved",
+    "/admin/annotations/trajectory/?q=adm-00",
+    "/admin/annotations/step/",
+    "/admin/annotations/step/?q=adm-00",
+    "/admin/annotations/steplabel/",
+    "/admin/safety/flag/",
+    "/admin/safety/flag/?status__exact=open&severity__exact=high",
+    "/admin/rewards/scoringrecord/",
+    "/admin/rewards/scoringrecord/?run=run-1",
+    "/admin/rewards/scoringrecord/?q=rec-",
+)
+
+
+def test_admin_changelists_cost_the_same_queries_for_5_and_50_rows(
+    client: Client, admin_user, make_user, reward_model
+) -> None:  # type: ignore[no-untyped-def]
+    """No query per row (a row's label or a column naming a related row), filtered, searched
+    or not, first page or by key."""
+    ann = make_user("ann", "expert")
+
+    def counts() -> dict[str, int]:
+        last = Trajectory.objects.order_by("-id").values_list("id", flat=True)[2]
+        urls = [*ADMIN_URLS, f"/admin/annotations/trajectory/?id__lt={last}"]
+        got = {}
+        for url in urls:
+            with CaptureQueriesContext(connection) as ctx:
+                response = client.get(url)
+            assert response.status_code == 200, url
+            got[url.replace(str(last), "KEY")] = len(ctx.captured_queries)
+        return got
+
+    client.force_login(admin_user)
+    _admin_world(5, reward_model.active_version)
+    _label_trajectories(2, ann)
+    small = counts()
+    _admin_world(45, reward_model.active_version)
+    _label_trajectories(20, ann)
+    assert counts() == small
+
+
+def test_admin_searches_read_indexes(client: Client, admin_user, reward_model) -> None:  # type: ignore[no-untyped-def]
+    """The big tables' admin searches match the start of an id or digest (an index range),
+    never a substring (a read of every row)."""
+    _admin_world(3, reward_model.active_version)
+    t = Trajectory.objects.get(external_id="adm-001")
+    scoring = ScoringRecord.objects.get(trajectory_digest=t.digest)
+    client.force_login(admin_user)
+
+    def listed(url: str, **params: str) -> tuple[set[int], list[str]]:
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.get(url, params)
+        assert response.status_code == 200, url
+        rows = {row.pk for row in response.context["cl"].result_list}
+        return rows, [q["sql"] for q in ctx.captured_queries]
+
+    searches = [
+        ("/admin/annotations/trajectory/", {"q": "adm-001"}, {t.pk}),
+        ("/admin/annotations/trajectory/", {"q": t.digest[:20]}, {t.pk}),
+        ("/admin/annotations/trajectory/", {"q": "dm-001"}, set()),  # not a start
+        ("/admin/annotations/step/", {"q": "adm-001"}, set(t.steps.values_list("pk", flat=True))),
+        ("/admin/rewards/scoringrecord/", {"q": scoring.scoring_id}, {scoring.pk}),
+        ("/admin/rewards/scoringrecord/", {"q": t.digest[:20]}, {scoring.pk}),
+    ]
+    for url, params, expected in searches:
+        rows, sql = listed(url, **params)
+        assert rows == expected, (url, params)
+        assert not any("LIKE '%" in q or "LIKE UPPER('%" in q for q in sql), (url, params)
+    rows, _ = listed("/admin/rewards/scoringrecord/", run=scoring.run)
+    assert rows == set(ScoringRecord.objects.filter(run=scoring.run).values_list("pk", flat=True))
 
 
 # --- Reads of the step table ------------------------------------------------------------------
@@ -525,7 +722,9 @@ def test_exports_and_disagreements_read_the_steps_they_show(
     assert _steps_read_whole(ctx.captured_queries) == []
 
     job = start_export(kind="prm", filters={}, user=safety_lead)
-    assert run_export(job.pk) == "done"
+    with CaptureQueriesContext(connection) as ctx:  # its total too, counted window by window
+        assert run_export(job.pk) == "done"
+    assert _steps_read_whole(ctx.captured_queries) == []
     job = ExportJob.objects.get(pk=job.pk)
     assert (job.status, job.total, job.done, job.rows) == (ExportStatus.DONE, 4, 4, 4)
 
