@@ -580,6 +580,7 @@ ADMIN_URLS = (
     "/admin/annotations/steplabel/",
     "/admin/safety/flag/",
     "/admin/safety/flag/?status__exact=open&severity__exact=high",
+    "/admin/safety/flag/?q=adm-00",
     "/admin/rewards/scoringrecord/",
     "/admin/rewards/scoringrecord/?run=run-1",
     "/admin/rewards/scoringrecord/?q=rec-",
@@ -619,6 +620,7 @@ def test_admin_searches_read_indexes(client: Client, admin_user, reward_model) -
     _admin_world(3, reward_model.active_version)
     t = Trajectory.objects.get(external_id="adm-001")
     scoring = ScoringRecord.objects.get(trajectory_digest=t.digest)
+    rule = Flag.all_versions.filter(trajectory=t).values_list("rule_id", flat=True)[0]
     client.force_login(admin_user)
 
     def listed(url: str, **params: str) -> tuple[set[int], list[str]]:
@@ -635,6 +637,18 @@ def test_admin_searches_read_indexes(client: Client, admin_user, reward_model) -
         ("/admin/annotations/step/", {"q": "adm-001"}, set(t.steps.values_list("pk", flat=True))),
         ("/admin/rewards/scoringrecord/", {"q": scoring.scoring_id}, {scoring.pk}),
         ("/admin/rewards/scoringrecord/", {"q": t.digest[:20]}, {scoring.pk}),
+        (
+            "/admin/safety/flag/",
+            {"q": "adm-001"},
+            set(Flag.all_versions.filter(trajectory=t).values_list("pk", flat=True)),
+        ),
+        (
+            "/admin/safety/flag/",
+            {"q": rule[:5]},
+            set(
+                Flag.all_versions.filter(rule_id__startswith=rule[:5]).values_list("pk", flat=True)
+            ),
+        ),
     ]
     for url, params, expected in searches:
         rows, sql = listed(url, **params)
