@@ -2016,56 +2016,115 @@ def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         )
 
 
-# package managers besides pip and npm: manager -> (subcommands that install, options that
-# take a value)
-_OTHER_MANAGERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "conda": (frozenset({"install", "update", "upgrade"}),
+# package managers besides pip and npm: manager -> (subcommands that install, subcommands
+# that fetch a release without installing it, options that take a value)
+_OTHER_MANAGERS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
+    "conda": (frozenset({"install", "update", "upgrade", "create"}), frozenset(),
               frozenset({"-c", "--channel", "-n", "--name", "-p", "--prefix", "--file"})),
-    "go": (frozenset({"get", "install"}), frozenset({"-C", "-modfile", "-tags"})),
-    "cargo": (frozenset({"add", "install", "update"}),
+    "go": (frozenset({"get", "install"}), frozenset(), frozenset({"-C", "-modfile", "-tags"})),
+    "cargo": (frozenset({"add", "install", "update"}), frozenset({"download", "clone"}),
               frozenset({"-p", "--package", "--precise", "--git", "--branch", "--tag", "--rev",
                          "--registry", "--index", "--path", "--root", "--features", "-F"})),
-    "gem": (frozenset({"install", "update"}),
-            frozenset({"-v", "--version", "-s", "--source", "-i", "--install-dir"})),
+    "gem": (frozenset({"install", "update"}), frozenset({"unpack", "fetch"}),
+            frozenset({"-v", "--version", "-s", "--source", "-i", "--install-dir", "--target"})),
+    "composer": (frozenset({"require", "update"}), frozenset(), frozenset({"--working-dir", "-d"})),
+    "dotnet": (frozenset({"add"}), frozenset(), frozenset({"-v", "--version", "-s", "--source"})),
+    "apt-get": (frozenset(), frozenset({"source", "download"}), frozenset({"-t", "-o"})),
 }  # fmt: skip
 _OTHER_MANAGERS["mamba"] = _OTHER_MANAGERS["micromamba"] = _OTHER_MANAGERS["conda"]
+_OTHER_MANAGERS["apt"] = _OTHER_MANAGERS["apt-get"]
+# Maven goals that fetch an artifact (``-Dartifact=group:name:version[:type[:classifier]]``)
+_MVN_FETCH = re.compile(r"^(?:[\w.-]+:)?dependency:(?:get|unpack|copy|sources|resolve-sources)$")
+
+
+def _h_mvn(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """``mvn dependency:get -Dartifact=g:a:2.0:jar:sources``: a release fetched to read."""
+    goals = [a for a in cmd.argv[1:] if _MVN_FETCH.match(a)]
+    if not goals:
+        return
+    artifact = next((a.split("=", 1)[1] for a in cmd.argv if a.startswith("-Dartifact=")), "")
+    parts = artifact.split(":")
+    name = parts[1] if len(parts) > 1 else ""
+    out.append(
+        PackageInstall(
+            op="download",
+            manager="mvn",
+            packages=(artifact or goals[0],),
+            pinned=len(parts) > 2,
+            maybe_repo_package=bool(name) and r.maybe_repo_package(name, cmd, len(parts) > 2),
+            span=cmd.span,
+            via=cmd.via,
+        )
+    )
 
 
 def _h_other_manager(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
-    """conda/mamba, go, cargo and gem installs: what they install and from where, so the rules
-    on the package under repair and on upgrades read them as they read pip's."""
+    """conda/mamba, go, cargo, gem, composer, dotnet and apt source installs and downloads:
+    what they fetch and from where, so the rules on the package under repair, on upgrades and
+    on releases fetched to read them judge them as they judge pip's."""
     argv = cmd.argv
-    subs, with_value = _OTHER_MANAGERS[argv[0]]
+    if argv[0] == "go" and argv[1:2] == ("mod",):
+        _h_go_mod(r, cmd, out)
+        return
+    installs, downloads, with_value = _OTHER_MANAGERS[argv[0]]
     sub_i = next((i for i, a in enumerate(argv[1:], 1) if not a.startswith("-")), None)
-    if sub_i is None or argv[sub_i] not in subs:
+    if sub_i is None or argv[sub_i] not in installs | downloads:
         return
     sub, rest = argv[sub_i], list(argv[sub_i + 1 :])
+    if argv[0] == "dotnet" and rest[:1] == ["package"]:
+        rest = rest[1:]  # ``dotnet add package NAME --version V``
+    elif argv[0] == "dotnet":
+        return
     opts, ops = _split_opts(rest, with_value)
     flags = {o.split("=", 1)[0] for o in opts}
     version = _opt_value(rest, ["-v", "--version", "--precise", "--tag", "--rev"])
     source_url = _opt_value(rest, ["--git", "-s", "--source", "--index", "--registry"])
     named = _opt_value(rest, ["-p", "--package"])
+    # where gem and cargo put what they install (conda's -p names an environment: no target)
+    target = _opt_value(rest, ["--target", "-i", "--install-dir", "--root"])
     packages = ops + ([named] if named else [])
     if argv[0] == "cargo" and sub == "update" and not packages:
         return  # the lock file's own ranges: environment work
+    op = "download" if sub in downloads or "--download-only" in flags else "install"
     for pkg in packages:
         if pkg.startswith((".", "/")):
             continue  # the workspace's own module or crate (``go get -u ./...``)
-        name = re.split(r"[=<>@ ]", pkg, maxsplit=1)[0]
-        release = bool(version) or bool(re.search(r"[=>@]", pkg.lstrip("@")))
+        name = re.split(r"[=<>@: ]", pkg.lstrip("@"), maxsplit=1)[0]
+        release = bool(version) or bool(re.search(r"[=>@:]", pkg.lstrip("@")))
         # ``go get pkg@latest`` is how Go adds a dependency: only -u and update upgrade one
         upgrade = sub in ("update", "upgrade") or "-u" in flags
         out.append(
             PackageInstall(
-                op="install",
+                op=op,
                 manager=argv[0],
                 source=("vcs" if "--git" in flags else "url") if source_url else "index",
                 packages=(pkg,),
+                target_dir=target if argv[0] != "cargo" or sub == "install" else None,
                 upgrade=upgrade and not (argv[0] == "go" and sub == "install"),
                 pinned=release,
                 repo_package=name.lower() in r.repo_packages,
                 maybe_repo_package=r.maybe_repo_package(name, cmd, release or upgrade),
                 tool=is_dev_tool(name.rsplit("/", 1)[-1]),
+                span=cmd.span,
+                via=cmd.via,
+            )
+        )
+
+
+def _h_go_mod(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """``go mod download module@version``: a module's release fetched into the module cache."""
+    argv = list(cmd.argv)
+    if argv[1:3] != ["mod", "download"]:
+        return
+    for mod in (a for a in argv[3:] if not a.startswith("-")):
+        name = mod.split("@", 1)[0]
+        out.append(
+            PackageInstall(
+                op="download",
+                manager="go",
+                packages=(mod,),
+                pinned="@" in mod,
+                maybe_repo_package=r.maybe_repo_package(name, cmd, "@" in mod),
                 span=cmd.span,
                 via=cmd.via,
             )
@@ -2315,6 +2374,7 @@ for _n in _EDITORS:
     _HANDLERS[_n] = _h_editor
 for _n in _OTHER_MANAGERS:
     _HANDLERS[_n] = _h_other_manager
+_HANDLERS["mvn"] = _HANDLERS["mvnw"] = _h_mvn
 _HANDLERS.update(
     {
         "truncate": _h_truncate,
