@@ -55,6 +55,10 @@ DEFAULT_TEST_CONFIGS = (
     "karma.conf.js",
     "phpunit.xml*",
     "bin/test",
+    "gradlew",  # the build's own runner scripts (Gradle's and Maven's wrappers)
+    "**/gradlew",
+    "mvnw",
+    "**/mvnw",
     "pytest/**",
     "_pytest/**",
     "pytest.py",
