@@ -88,6 +88,10 @@ _EMIT_SPECIAL = _FETCHERS | {
     "git",
     "rg",
     "ripgrep",
+    "ssh",
+    "scp",
+    "sftp",
+    "rsync",
     "eval",
     "source",
     ".",
@@ -1007,7 +1011,7 @@ class Resolver:
         if name == "find":
             self.find(argv, spans, span, st, ctx, deeper)
             return out
-        if name == "git" or name in ("rg", "ripgrep"):
+        if name in ("git", "rg", "ripgrep", "ssh", "scp", "sftp", "rsync"):
             self.hidden_exec(name, argv, spans, span, st, ctx, deeper)
         # strings and streams run by a shell
         if name in res.shells:
@@ -1212,6 +1216,20 @@ class Resolver:
                     key, _, prog = val.partition("=")
                     if _GIT_EXEC_KEY.match(key):
                         self.shell_string(_git_program(key, prog), sp, st, c2, "git -c " + key)
+            elif name in ("ssh", "scp", "sftp"):
+                # ``-o ProxyCommand=CMD`` (and LocalCommand) runs CMD in a shell
+                opt = a[2:] if a[:2] == "-o" else ""
+                if a == "-o" and i + 1 < len(argv):
+                    opt = argv[i + 1]
+                key, _, prog = opt.partition("=")
+                if key.lower() in ("proxycommand", "localcommand") and prog.strip():
+                    at = spans[i + 1] if a == "-o" else spans[i]
+                    self.shell_string(prog, at, st, c2, f"{name} -o {key}")
+            elif name == "rsync" and (a in ("-e", "--rsh") or a.startswith("--rsh=")):
+                # ``rsync -e 'CMD'``: the remote shell it runs
+                prog = a.split("=", 1)[1] if "=" in a else argv[i + 1] if i + 1 < len(argv) else ""
+                if prog.strip():
+                    self.shell_string(prog, spans[i], st, c2, "rsync -e")
             elif a.startswith(("--pre=", "--hostname-bin=")):
                 self.emit([a.split("=", 1)[1]], [spans[i]], span, st, c2)
             elif a in ("--pre", "--hostname-bin") and i + 1 < len(argv):
