@@ -3,8 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import Q
 from django.http import HttpRequest
 
+from annotations.models import Trajectory
 from core.admin_lists import IndexedValuesFilter, LargeTableAdmin
 from safety.models import Flag, PendingScan, Policy, PolicyRule, PolicyVersion, ScanJob, Waiver
 
@@ -86,6 +88,19 @@ class FlagAdmin(LargeTableAdmin):
         "step__trajectory__outcome",
         "step__trajectory__metadata",
     )
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: Any, search_term: str
+    ) -> tuple[Any, bool]:
+        """The start of a rule id, or of a trajectory's external id read from that index first:
+        Django's own search joins every trajectory to OR the two (3.6x from S to L)."""
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        trajectories = Trajectory.objects.filter(external_id__startswith=term).values("id")
+        return queryset.filter(
+            Q(rule_id__startswith=term) | Q(trajectory_id__in=trajectories)
+        ), False
 
     def get_queryset(self, request: HttpRequest) -> Any:
         """Superseded flags too (the admin shows the history), listed as LargeTableAdmin lists:
