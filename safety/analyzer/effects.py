@@ -642,7 +642,8 @@ _CODE_HOST_RE = re.compile(
     r"^(raw\.githubusercontent\.com|codeload\.github\.com|objects\.githubusercontent\.com|"
     r"github\.com|api\.github\.com|gist\.github\.com|gist\.githubusercontent\.com|"
     r"gitlab\.com|bitbucket\.org|huggingface\.co|hf\.co|cdn-lfs\.huggingface\.co|"
-    r"sourceforge\.net|git\.kernel\.org|salsa\.debian\.org|codeberg\.org)$"
+    r"sourceforge\.net|git\.kernel\.org|salsa\.debian\.org|codeberg\.org|gitee\.com|"
+    r"sourcegraph\.com|git\.sr\.ht|patch-diff\.githubusercontent\.com)$"
 )
 _LOCAL_RE = re.compile(r"^(localhost|127(\.\d+){3}|0\.0\.0\.0|\[?::1\]?|host\.docker\.internal)$")
 _MINERS = frozenset(
@@ -1913,6 +1914,8 @@ def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         manager = "pip"
     if manager == "uv" and argv[1:2] == ["add"]:
         argv = ["uv", "install", *argv[2:]]
+    if manager == "easy_install":
+        argv = ["easy_install", "install", *argv[1:]]  # it has no subcommand: it installs
     sub_i = next((i for i, a in enumerate(argv[1:], 1) if not a.startswith("-")), None)
     if sub_i is None:
         return
@@ -2308,7 +2311,7 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
                 out.append(NetworkEffect(op="fetch", host=host, host_class=host_class(host),
                                          url=a, span=sp, via=via))  # fmt: skip
         return
-    if sub == "submodule" and ops[:1] == ["update"]:
+    if sub == "submodule" and ops[:1] in (["update"], ["add"]):
         out.append(VcsRead(op="remote", ref_scope="remote", span=sp, via=via))
         return
     if sub in ("apply", "am"):
