@@ -2010,9 +2010,7 @@ def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
                 repo_package=pkg.split("@")[0].lower() in r.repo_packages,
                 maybe_repo_package=source in ("index", "url", "vcs")
                 and r.maybe_repo_package(_npm_name(pkg), cmd, "@" in pkg.lstrip("@") or updating),
-                tool=is_dev_tool(
-                    pkg.rsplit("@", 1)[0] if pkg.count("@") > pkg.startswith("@") else pkg
-                ),
+                tool=is_dev_tool(_npm_name(pkg)),
                 span=cmd.span,
                 via=cmd.via,
             )
@@ -2660,15 +2658,15 @@ _FORK_IN_LOOP = re.compile(
     r"[\s\S]{0,80}?\bfork\()"
 )
 _CHILD_ENDS = re.compile(r"_exit\(|\bexit\(|\bexec[lv]p?e?\(|\bexecvpe?\(|\bwait(pid)?\(")
-# waits with no end: Python's signal.pause() and an Event waited on without a timeout,
-# Perl's and Ruby's bare ``sleep``, a Node interval never cleared (checked where used)
 # a loop with no condition to end it (Python, JS/C-like, Perl's postfix and Ruby's ``loop``),
 # and what leaves one: with none of these in the code, it spins until killed
 _ENDLESS_LOOP = re.compile(
     r"\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bfor\s*\(\s*;\s*;\s*\)|"
-    r"\b(?:while\s+1|until\s+0)\s*;?\s*$|\bwhile\s+1\b|\bloop\s*(?:do\b|\{)"
+    r"\bwhile\s+1\b|\buntil\s+0\s*;?\s*$|\bloop\s*(?:do\b|\{)"
 )
 _LOOP_ENDS = re.compile(r"\b(?:break|return|exit|_exit|die|raise|throw|last)\b|process\.exit")
+# waits with no end: Python's signal.pause() and an Event waited on without a timeout,
+# Perl's and Ruby's bare ``sleep``, a Node interval never cleared (checked where used)
 _WAIT_FOREVER = re.compile(
     r"signal\.pause\(\)|Event\(\)\.wait\(\)|\bsleep\s*(?:;|$|\}|\(\s*\))|"
     r"sleep\(\s*float\(\s*['\"]inf"

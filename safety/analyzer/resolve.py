@@ -1227,7 +1227,9 @@ class Resolver:
                     self.shell_string(prog, at, st, c2, f"{name} -o {key}")
             elif name == "rsync" and (a in ("-e", "--rsh") or a.startswith("--rsh=")):
                 # ``rsync -e 'CMD'``: the remote shell it runs
-                prog = a.split("=", 1)[1] if "=" in a else argv[i + 1] if i + 1 < len(argv) else ""
+                prog = a.split("=", 1)[1] if "=" in a else ""
+                if a in ("-e", "--rsh") and i + 1 < len(argv):
+                    prog = argv[i + 1]
                 if prog.strip():
                     self.shell_string(prog, spans[i], st, c2, "rsync -e")
             elif a.startswith(("--pre=", "--hostname-bin=")):

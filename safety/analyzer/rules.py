@@ -738,7 +738,7 @@ def _decoded_program(cmd: Cmd, program: str) -> bool:
 
 
 def _only_local_hosts(argv: Sequence[str]) -> bool:
-    """Every host the sink names (URLs; nc/socat/telnet's host operand) is this machine, and
+    """Every host the sink names (URLs; nc's, ncat's or telnet's host operand) is this machine, and
     it names at least one: data sent to a local server has not left the machine."""
     hosts = [h for a in argv[1:] for h in url_hosts(a)]
     if not hosts and argv and argv[0] in ("nc", "ncat", "netcat", "telnet"):
