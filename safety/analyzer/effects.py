@@ -189,13 +189,17 @@ class EnvRead:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TestRun:
     """A test suite run (``op`` run); ``selection`` when the command line narrows it (``-k``,
-    ``--deselect``, ``-m``, ``--ignore``): ordinary on the agent's own command line."""
+    ``--deselect``, ``-m``, ``--ignore``): ordinary on the agent's own command line.
+    ``regenerates`` when the run rewrites the tests' expected outputs from what the code does
+    now (snapshot and golden-file updates): the tests then agree with the code, whatever it
+    does."""
 
     __test__ = False  # not a pytest test class
     kind: ClassVar[str] = "test-run"
     op: str = "run"
     runner: str = ""
     selection: bool = False
+    regenerates: bool = False
     span: Span = (0, 0)
     via: tuple[str, ...] = ()
 
@@ -649,7 +653,15 @@ _LOCAL_RE = re.compile(r"^(localhost|127(\.\d+){3}|0\.0\.0\.0|\[?::1\]?|host\.do
 _MINERS = frozenset(
     {"xmrig", "minerd", "cpuminer", "t-rex", "ethminer", "nbminer", "lolminer", "phoenixminer"}
 )
-_FETCHERS = frozenset({"curl", "wget", "http", "https", "httpie", "aria2c", "fetch", "lwp-request"})
+_FETCHERS = frozenset(
+    {"curl", "wget", "http", "https", "httpie", "xh", "xhs", "curlie", "aria2c", "axel", "fetch",
+     "lwp-request"}
+)  # fmt: skip
+# fetchers whose short ``-d``/``-F``/``-T`` send data as curl's do (aria2c's ``-d`` is a folder)
+_CURL_LIKE = frozenset({"curl", "curlie"})
+# httpie and xh: the method word, and request items that send a file (``f@path``, ``x=@path``)
+_HTTPIE = frozenset({"http", "https", "httpie", "xh", "xhs"})
+_HTTPIE_SEND = re.compile(r"^(POST|PUT|PATCH)$|^[\w.-]+(?::=|=)?@[^\s]")
 _UPLOAD_FLAGS = frozenset(
     {
         "-d",
@@ -715,6 +727,19 @@ def _name_detail(host: str) -> str:
     return "computed-name" if _NAME_TAIL_RE.fullmatch(tail) else ""
 
 
+# test-run options and variables that rewrite the expected outputs (snapshots, golden files)
+_REGEN_FLAGS = frozenset(
+    {"--snapshot-update", "--update-snapshots", "--updateSnapshot", "--force-regen",
+     "--regen-all", "--update-golden", "--update-goldens", "--update-snapshot", "-update",
+     "-update-golden", "-golden", "--accept"}
+)  # fmt: skip
+_REGEN_SHORT = frozenset({"-u", "--update"})  # jest's and vitest's spelling
+_REGEN_SHORT_RUNNERS = frozenset({"jest", "vitest", "npm test", "yarn test", "pnpm test",
+                                  "bun test"})  # fmt: skip
+_REGEN_VARS = frozenset(
+    {"UPDATE_SNAPSHOTS", "UPDATE_SNAPSHOT", "SNAPSHOT_UPDATE", "UPDATE_GOLDEN", "UPDATE_GOLDENS",
+     "INSTA_UPDATE", "INSTA_FORCE_PASS", "REGENERATE_GOLDEN", "GOLDEN_UPDATE"}
+)  # fmt: skip
 _SELECTION_FLAGS = ("-k", "--deselect", "-m", "--ignore", "--ignore-glob", "-run", "--filter")
 _READERS = frozenset(
     {"cat", "head", "tail", "less", "more", "nl", "bat", "tac", "wc", "sort", "uniq", "cut",
@@ -783,6 +808,16 @@ _GIT_SUB_WITH_VALUE = frozenset(
      "--pathspec-from-file", "-x", "--exclude", "--committer", "--since-as-filter"}
 )  # fmt: skip
 _CODE_FLAGS_PY = frozenset({"-c"})
+
+
+def _sends(fetcher: str, arg: str) -> bool:
+    """Whether one argument of a fetcher makes it send data rather than only fetch."""
+    if fetcher in _HTTPIE:
+        return bool(_HTTPIE_SEND.match(arg))
+    name = arg.split("=", 1)[0]
+    if name in _UPLOAD_FLAGS:
+        return name.startswith("--") or fetcher in _CURL_LIKE
+    return False
 
 
 def _uploaded_file(argv: Sequence[str]) -> str | None:
@@ -1018,6 +1053,8 @@ def ref_scope(rev: str) -> str:
     commit (an explicit hash) | remote, for one revision argument (ranges: the widest)."""
     worst = "head"
     rank = SCOPE_RANK
+    if rev.startswith(":/"):
+        return "other-refs"  # ``:/text``: the youngest commit matching it, reachable from any ref
     for part in re.split(r"\.\.\.?", rev.lstrip("^")):
         part = part.split(":", 1)[0]
         base = re.sub(r"([~^][0-9]*)+$", "", part)
@@ -1041,8 +1078,8 @@ def _looks_like_rev(a: str) -> bool:
         return False
     if _HEADISH_RE.match(a) or ".." in a or "@{" in a:
         return True
-    if ":" in a and not a.startswith(":"):
-        return True  # REV:path
+    if (":" in a and not a.startswith(":")) or a.startswith(":/"):
+        return True  # REV:path, or ``:/text`` (a commit found by its message on any ref)
     base = re.sub(r"([~^][0-9]*)+$", "", a)
     if base != a:
         return True
@@ -1090,6 +1127,12 @@ class EffectReader:
             if seen is not None:
                 for e in groups[-1]:
                     seen.apply(e)
+        for i, c in enumerate(cmds):
+            endless = _endless_pipeline(c, cmds[i + 1 :])
+            if endless is not None and not any(
+                isinstance(e, ProcessEffect) and e.unbounded for e in groups[i]
+            ):
+                groups[i] = [*groups[i], endless]
         dumps = [i for i, g in enumerate(groups) if any(_is_dump(e) for e in g)]
         if dumps:
             for j, c in enumerate(cmds):
@@ -1271,10 +1314,12 @@ class EffectReader:
             e = self.file(cmd, "append", raw, content=content, known=known)
         elif known and content is not None and not content.strip():
             e = self.file(cmd, "truncate", raw, content="", known=True)
-        elif source in ("/dev/zero", "/dev/urandom", "/dev/random") and cmd.argv[0] == "cat":
-            out.append(
-                ProcessEffect(op="fill", unbounded=True, detail="cat " + source, span=cmd.span)
-            )
+        elif source in _ENDLESS_DEVICES and cmd.argv[0] == "cat":
+            if "timeout" not in cmd.via:  # ``timeout 2 cat /dev/urandom > f`` ends
+                op = "sleep" if raw == "/dev/null" else "fill"
+                out.append(
+                    ProcessEffect(op=op, unbounded=True, detail="cat " + source, span=cmd.span)
+                )
             e = self.file(cmd, "write", raw, source=source)
         elif not known and source is not None and cmd.argv and cmd.argv[0] == "cat":
             e = self.file(cmd, "copy", raw, source=source)  # cat's own reader reads ``source``
@@ -1334,10 +1379,11 @@ class EffectReader:
             return  # their own handlers know what a URL means there
         if name in _TEXT_TOOLS:
             return  # a URL printed, searched for or edited is text: nothing is fetched
-        upload = name in _FETCHERS and any(
-            a in _UPLOAD_FLAGS or a.split("=", 1)[0] in _UPLOAD_FLAGS for a in argv[1:]
-        )
+        upload = name in _FETCHERS and any(_sends(name, a) for a in argv[1:])
         sent = _uploaded_file(argv) if upload else None
+        if upload and name in _HTTPIE:
+            items = (a for a in argv[1:] if "@" in a[1:] and _HTTPIE_SEND.match(a))
+            sent = next((a.split("@", 1)[1] for a in items), None)
         if sent:
             self.add(out, self.file(cmd, "read", sent))  # the upload reads the file it sends
         detail = ("file:" + sent) if sent else "data" if upload else ""
@@ -1441,6 +1487,8 @@ class EffectReader:
                 runner = base + " test"  # Django's and setuptools' test commands
         elif posixpath.basename(cmd.raw_name or name) in _TEST_SCRIPTS:
             runner = posixpath.basename(cmd.raw_name or name)
+        elif name == "cargo" and rest[:1] == ("insta",):
+            runner = "cargo insta"  # insta's snapshot tests: ``accept`` writes the new ones
         elif name in _BUILD_TEST:
             ops = [a for a in rest if not a.startswith("-")]
             if ops and ops[0].startswith(_BUILD_TEST[name]):
@@ -1453,7 +1501,14 @@ class EffectReader:
                 runner = name + " test"
         if runner:
             selection = any(a.split("=", 1)[0] in _SELECTION_FLAGS for a in rest)
-            out.append(TestRun(runner=runner, selection=selection, span=cmd.span, via=cmd.via))
+            regen = {a.split("=", 1)[0] for a in rest} & (
+                _REGEN_FLAGS | (_REGEN_SHORT if runner in _REGEN_SHORT_RUNNERS else frozenset())
+            )
+            if runner == "cargo insta":
+                regen |= {"accept"} & set(rest[1:2])
+            regen |= {k for k, v in cmd.assigns if k in _REGEN_VARS and v not in ("", "0")}
+            run = TestRun(runner=runner, selection=selection, regenerates=bool(regen))
+            out.append(replace(run, span=cmd.span, via=cmd.via))
 
     # interpreter code ------------------------------------------------------------------------
     def _source_run(self, cmd: Cmd, out: list[Effect], state: PathState) -> None:
@@ -1821,6 +1876,47 @@ def _h_yes(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
             return
 
 
+# devices that never end, and programs that read their input to its end: ``sha256sum
+# /dev/zero`` or ``cat /dev/urandom | gzip > /dev/null`` burns a CPU (or fills a file) forever
+_ENDLESS_DEVICES = frozenset({"/dev/zero", "/dev/urandom", "/dev/random"})
+_TO_THE_END = frozenset(
+    {"cat", "tr", "gzip", "bzip2", "xz", "zstd", "lz4", "base64", "base32", "od", "xxd",
+     "hexdump", "wc", "sort", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
+     "md5sum", "b2sum", "cksum", "sum", "strings", "tee", "pv", "cut", "rev", "fold"}
+)  # fmt: skip
+# options that make one of them stop after a size (``od -N 4``, ``xxd -l 16``, ``hexdump -n``)
+_READS_A_SIZE = {"od": ("-N", "--read-bytes"), "xxd": ("-l", "-len"), "hexdump": ("-n", "--length")}
+_OUT = (">", ">>", ">|", "&>", "&>>")
+
+
+def _endless_pipeline(cmd: Cmd, after: Sequence[Cmd]) -> ProcessEffect | None:
+    """An endless device read to its end through a pipeline of programs that all read to the
+    end (no ``head``, no size, no ``timeout``, no program we cannot follow): ``sleep`` forever
+    when the output goes nowhere, ``fill`` when it goes to a file."""
+    if not cmd.argv or cmd.argv[0] not in _TO_THE_END:
+        return None
+    inputs = [rd.path for rd in cmd.redirects if rd.op == "<"] + list(cmd.argv[1:])
+    device = next((a for a in inputs if a in _ENDLESS_DEVICES), None)
+    if device is None:
+        return None
+    stages = [cmd, *(d for d in after if cmd.argv in d.upstream)]
+    for s in stages:
+        bound = _READS_A_SIZE.get(s.argv[0], ()) if s.argv else ()
+        if not s.argv or s.argv[0] not in _TO_THE_END or "timeout" in s.via:
+            return None
+        if any(a.split("=", 1)[0] in bound or (a[:2] in bound and len(a) > 2) for a in s.argv):
+            return None
+    last = stages[-1].redirects
+    to_file = any(rd.op in _OUT and rd.fd in ("", "1") and rd.path != "/dev/null" for rd in last)
+    return ProcessEffect(
+        op="fill" if to_file else "sleep",
+        unbounded=True,
+        detail=f"{cmd.argv[0]} {device} to its end",
+        span=cmd.span,
+        via=cmd.via,
+    )
+
+
 def _h_tail(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     wv = frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"})
     opts, ops = _split_opts(cmd.argv[1:], wv)
@@ -1900,8 +1996,55 @@ def _h_stress(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     out.append(ProcessEffect(op="fill", unbounded=True, detail=cmd.argv[0], span=cmd.span))
 
 
-# a requirement that asks for a given or a newer release (``==5.0``, ``>=5``, ``~=5.1``, ``@ URL``)
-_NEWER_RELEASE = re.compile(r"===?|>=?|~=|\s@\s|://")
+# a requirement that asks for a given or a newer release (``==5.0``, ``>=5``, ``~=5.1``, ``@ URL``,
+# poetry's ``django@^5.1``)
+_NEWER_RELEASE = re.compile(r"===?|>=?|~=|\s@\s|://|@[\d^~]|@latest")
+
+
+# Python package managers other than pip, as pip would spell what they fetch: manager ->
+# {subcommand: pip's subcommand}. ``pipx run``, ``uvx`` and ``uv run --with`` are read apart:
+# what follows the package there is the program's own command line.
+_PY_MANAGER_SUBS: dict[str, dict[str, str]] = {
+    "uv": {"add": "install"},
+    "poetry": {"add": "install"},
+    "pipenv": {"install": "install"},
+    "pdm": {"add": "install"},
+    "pipx": {"install": "install", "inject": "install"},
+    "pip": {"wheel": "download"},
+    "pip3": {"wheel": "download"},
+}
+
+
+def _python_manager_argv(argv: list[str]) -> list[str]:
+    """``poetry add X``, ``pipx run --spec X prog``, ``uvx --from X prog``, ``uv run --with X
+    prog``, ``pip wheel X``: the pip command line that fetches the same packages."""
+    manager, rest = argv[0], argv[1:]
+    if manager == "uvx" or (manager == "uv" and rest[:2] == ["tool", "run"]):
+        rest = rest if manager == "uvx" else rest[2:]
+        spec = _opt_value(rest, ["--from"])
+        ops = [a for a in _split_opts(rest, frozenset({"--from", "--with", "--python", "-p"}))[1]]
+        pkgs = [spec] if spec else ops[:1]
+        return [manager, "install", *pkgs, *_all_opt_values(rest, "--with")]
+    if manager == "uv" and rest[:1] == ["run"]:
+        return [manager, "install", *_all_opt_values(rest, "--with")]
+    if manager == "uv" and rest[:2] == ["tool", "install"]:
+        return [manager, "install", *rest[2:]]
+    if manager == "pipx" and rest[:1] == ["run"]:
+        spec = _opt_value(rest, ["--spec"])
+        ops = _split_opts(rest[1:], frozenset({"--spec", "--python", "--pip-args"}))[1]
+        return [manager, "install", *([spec] if spec else ops[:1])]
+    sub_i = next((i for i, a in enumerate(rest) if not a.startswith("-")), None)
+    subs = _PY_MANAGER_SUBS.get(manager, {})
+    if sub_i is not None and rest[sub_i] in subs:
+        return [manager, subs[rest[sub_i]], *rest[sub_i + 1 :]]
+    # ``poetry install``, ``pdm sync``: the lock file's own releases, environment work
+    return argv if manager in ("pip", "pip3", "uv") else []
+
+
+def _all_opt_values(args: Sequence[str], name: str) -> list[str]:
+    """Every value of a repeatable option (``--with a --with=b``)."""
+    values = [args[i + 1] for i, a in enumerate(args[:-1]) if a == name]
+    return values + [a.split("=", 1)[1] for a in args if a.startswith(name + "=")]
 
 
 def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
@@ -1912,10 +2055,12 @@ def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     elif manager in r.res.interpreters and argv[1:3] == ["-m", "pip"]:
         argv = argv[2:]
         manager = "pip"
-    if manager == "uv" and argv[1:2] == ["add"]:
-        argv = ["uv", "install", *argv[2:]]
     if manager == "easy_install":
         argv = ["easy_install", "install", *argv[1:]]  # it has no subcommand: it installs
+    else:
+        argv = _python_manager_argv(argv)
+    if not argv:
+        return
     sub_i = next((i for i, a in enumerate(argv[1:], 1) if not a.startswith("-")), None)
     if sub_i is None:
         return
@@ -1926,11 +2071,14 @@ def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         {"-c", "--constraint", "-t", "--target", "--prefix", "--root", "-f", "--find-links",
          "-i", "--index-url", "--extra-index-url", "--trusted-host", "-d", "--dest", "--platform",
          "--python-version", "--no-binary", "--only-binary", "-e", "--editable", "-r",
-         "--requirement", "--src", "--upgrade-strategy"}
+         "--requirement", "--src", "--upgrade-strategy", "-w", "--wheel-dir", "-G", "--group",
+         "--source", "-E", "--extras", "--python", "--pip-args", "--index"}
     )  # fmt: skip
     rest = argv[sub_i + 1 :]
     opts, ops = _split_opts(rest, wv)
-    target = _opt_value(rest, ["-t", "--target", "--prefix", "--root", "-d", "--dest"])
+    target = _opt_value(
+        rest, ["-t", "--target", "--prefix", "--root", "-d", "--dest", "-w", "--wheel-dir"]
+    )
     editable = _opt_value(rest, ["-e", "--editable"])
     reqs = _opt_value(rest, ["-r", "--requirement"])
     index = _opt_value(rest, ["-i", "--index-url", "--extra-index-url", "-f", "--find-links"])
@@ -1958,7 +2106,8 @@ def _h_pip(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
                 manager=manager,
                 source=source,
                 packages=(pkg,),
-                target_dir=target,
+                # the workspace's own package built or installed elsewhere reads nothing new
+                target_dir=target if source not in ("local", "editable") else None,
                 upgrade=upgrade,
                 pinned="==" in pkg or " @ " in pkg or "@" in pkg.split("/")[-1],
                 repo_package=name.replace("_", "-") in r.repo_packages or name in r.repo_packages,
@@ -2297,12 +2446,17 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         scope = "remote" if sub == "ls-remote" else "other-refs"
         out.append(VcsRead(op="refs", ref_scope=scope, span=sp, via=via))
         return
-    if sub in ("fetch", "pull", "clone") or (
-        sub == "remote"
-        and (ops[:1] == ["update"] or (ops[:1] == ["show"] and "-n" not in opts and ops[1:]))
+    remote_archive = sub == "archive" and _opt_value(opts, ["--remote"]) is not None
+    if (
+        sub in ("fetch", "pull", "clone")
+        or remote_archive
+        or (
+            sub == "remote"
+            and (ops[:1] == ["update"] or (ops[:1] == ["show"] and "-n" not in opts and ops[1:]))
+        )
     ):  # ``git remote show origin`` asks the remote for its branches (``-n``: it does not)
         out.append(VcsRead(op="remote", ref_scope="remote", span=sp, via=via))
-        for a in ops:
+        for a in ops + ([_opt_value(opts, ["--remote"]) or ""] if remote_archive else []):
             if "://" in a or a.startswith("git@"):
                 host = host_of(a.replace("git@", "ssh://", 1).replace(":", "/", 1)
                                if a.startswith("git@") else a)  # fmt: skip
@@ -2365,7 +2519,7 @@ for _n in ("kill", "pkill", "killall", "killall5"):
     _HANDLERS[_n] = _h_kill
 for _n in ("env", "printenv", "export", "set", "declare", "compgen", "ps"):
     _HANDLERS[_n] = _h_env
-for _n in ("pip", "pip3", "uv", "pipx", "easy_install"):
+for _n in ("pip", "pip3", "uv", "uvx", "pipx", "easy_install", "poetry", "pipenv", "pdm"):
     _HANDLERS[_n] = _h_pip
 for _n in ("npm", "pnpm", "yarn"):
     _HANDLERS[_n] = _h_npm

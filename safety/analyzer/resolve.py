@@ -66,7 +66,9 @@ SITE_STANDIN = "/usr/local/lib/python3/site-packages/" + DYN_SITE
 _TEXT = operator.attrgetter("text")
 _SPAN = operator.attrgetter("span")
 _SUBSTS = operator.attrgetter("substs")
-_FETCHERS = frozenset({"curl", "wget", "aria2c", "fetch", "http", "https"})
+_FETCHERS = frozenset(
+    {"curl", "wget", "aria2c", "axel", "fetch", "http", "https", "xh", "xhs", "curlie"}
+)
 _TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "TEMPDIR"})
 # Shortcuts that skip general code when it provably does nothing (or inline a call); the
 # equivalence tests in tests/safety_core/test_fast_paths.py turn them off to compare.

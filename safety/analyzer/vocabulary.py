@@ -294,6 +294,7 @@ EFFECT_FIELDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
     "target": (("process",), "list", SIGNAL_TARGETS),
     "unbounded": (("process",), "bool", ()),
     "selection": (("test-run",), "bool", ()),
+    "regenerates": (("test-run",), "bool", ()),
 }
 
 
