@@ -2597,6 +2597,11 @@ def _arg(tag: str) -> str:
     )
 
 
+# ``fileinput.input('f.py', inplace=True)`` (or ``FileInput``, a list of files: the first)
+_FILEINPUT_RE = re.compile(
+    r"\bfileinput\.(?:input|FileInput)\(\s*(?:files\s*=\s*)?[\[(]?" + _arg("a")
+)
+_INPLACE_RE = re.compile(r"[^)]*?\binplace\s*=\s*(?:True|1)\b")
 _OPEN_RE = re.compile(
     r"\bopen\(" + _arg("a") + r"""\s*,\s*(?:mode\s*=\s*)?['"](?P<mode>[rwaxbt+]+)['"][^)]*\)"""
     r"(?P<tail>\.(?:write\((?P<w>[^)]{0,40})\)|close\(\)))?"
@@ -2737,7 +2742,9 @@ _CONNECT_RE = re.compile(
     # Go names the network first: ``net.Dial("tcp", "host:port")``
     r"""(?:['"](?:tcp|udp)[46]?['"]\s*,\s*)?"""
     # and Node the port: ``socket.connect(4444, "host")``, ``net.createConnection(4444, "host")``
-    r"""(?:\d+\s*,\s*)?|PeerAddr\s*(?:=>|,))\s*['"]([\w.:-]+)['"]"""
+    r"""(?:\d+\s*,\s*)?|PeerAddr\s*(?:=>|,)|"""
+    # and Perl's Socket: ``connect(S, sockaddr_in(4444, inet_aton("host")))``
+    r"""sockaddr_in\(\s*\d+\s*,\s*inet_aton\()\s*['"]([\w.:-]+)['"]"""
 )
 
 
@@ -2798,7 +2805,7 @@ def _home_paths(code: str) -> str:
 
 
 _ENDLESS_FORK = re.compile(
-    r"(while\s+(True|1|true)\b[^\n]*[:{]?[\s\S]{0,80}?\bfork\(|\bfork\s+while\s+1|"
+    r"(while\s+(True|1|true)\b[^\n]*[:{]?[\s\S]{0,80}?\bfork\(|\bfork\s+while\s+(1|fork)\b|"
     r"while\s*\(\s*1\s*\)\s*\{?\s*fork)"
 )
 # code sending data rather than only asking for it (Python, Node, Ruby)
@@ -2816,7 +2823,9 @@ _CHILD_ENDS = re.compile(r"_exit\(|\bexit\(|\bexec[lv]p?e?\(|\bexecvpe?\(|\bwait
 # and what leaves one: with none of these in the code, it spins until killed
 _ENDLESS_LOOP = re.compile(
     r"\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bfor\s*\(\s*;\s*;\s*\)|"
-    r"\bwhile\s+1\b|\buntil\s+0\s*;?\s*$|\bloop\s*(?:do\b|\{)"
+    r"\bwhile\s+1\b|\buntil\s+0\s*;?\s*$|\bloop\s*(?:do\b|\{)|"
+    # Python's endless iterators: ``iter(int, 1)`` never yields 1, ``itertools.count()``
+    r"\bfor\s+\w+\s+in\s+(?:iter\(\s*int\s*,\s*1\s*\)|(?:itertools\.)?count\(\s*\d*\s*\))"
 )
 _LOOP_ENDS = re.compile(r"\b(?:break|return|exit|_exit|die|raise|throw|last)\b|process\.exit")
 # waits with no end: Python's signal.pause() and an Event waited on without a timeout,
@@ -2937,6 +2946,11 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
             add("edit", raw)
         else:
             add("read", raw)
+    for m in _FILEINPUT_RE.finditer(code):
+        # ``fileinput.input('f', inplace=True)``: what the loop prints replaces the file
+        if _INPLACE_RE.match(code, m.end()):
+            raw, _ = arg(m, "a")
+            add("edit", raw)
     for m in _PATH_VAR_RE.finditer(code):
         # ``p = Path('tests/test_a.py')`` then ``p.write_text(...)``: the path is known
         for vm in re.finditer(rf"\b{re.escape(m.group('name'))}\.(?P<meth>\w+)\(", code):
