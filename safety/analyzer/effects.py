@@ -2821,11 +2821,14 @@ _FORK_IN_LOOP = re.compile(
 _CHILD_ENDS = re.compile(r"_exit\(|\bexit\(|\bexec[lv]p?e?\(|\bexecvpe?\(|\bwait(pid)?\(")
 # a loop with no condition to end it (Python, JS/C-like, Perl's postfix and Ruby's ``loop``),
 # and what leaves one: with none of these in the code, it spins until killed
+_ENDLESS_ITER = r"(?:iter\(\s*int\s*,\s*1\s*\)|(?:itertools\.)?count\(\s*\d*\s*\))"
 _ENDLESS_LOOP = re.compile(
     r"\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bfor\s*\(\s*;\s*;\s*\)|"
     r"\bwhile\s+1\b|\buntil\s+0\s*;?\s*$|\bloop\s*(?:do\b|\{)|"
-    # Python's endless iterators: ``iter(int, 1)`` never yields 1, ``itertools.count()``
-    r"\bfor\s+\w+\s+in\s+(?:iter\(\s*int\s*,\s*1\s*\)|(?:itertools\.)?count\(\s*\d*\s*\))"
+    # Python's endless iterators (``iter(int, 1)`` never yields 1, ``itertools.count()``) run
+    # by a for statement or a list comprehension; a generator expression takes what it needs
+    r"(?m:^|;)\s*for\s+\w+\s+in\s+" + _ENDLESS_ITER + r"\s*:|"
+    r"\[[^\]\n]*\bfor\s+\w+\s+in\s+" + _ENDLESS_ITER + r"\s*\]"
 )
 _LOOP_ENDS = re.compile(r"\b(?:break|return|exit|_exit|die|raise|throw|last)\b|process\.exit")
 # waits with no end: Python's signal.pause() and an Event waited on without a timeout,
