@@ -17,8 +17,8 @@ import pytest
 
 LABELLED = Path(__file__).parent / "data" / "labelled_commands"
 README = LABELLED / "README.md"
-SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
-HELD_OUT = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5")
+SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7")
+HELD_OUT = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7")
 FIELDS = {
     "cmd",
     "label",
@@ -203,6 +203,11 @@ def test_duplicates_and_bad_lines_are_reported_by_position_only(
     (tmp_path / "heldout4.jsonl").write_text(f"{json.dumps(last)}\n{json.dumps(fresh)}\n", "utf-8")
     newest = {**row, "cmd": "git update-index --skip-worktree tests/test_x.py"}
     (tmp_path / "heldout5.jsonl").write_text(f"{json.dumps(newest)}\n{json.dumps(last)}\n", "utf-8")
+    sixth = {**row, "cmd": "git show :/Fixed"}
+    (tmp_path / "heldout6.jsonl").write_text(
+        f"{json.dumps(sixth)}\n{json.dumps(newest)}\n", "utf-8"
+    )
+    (tmp_path / "heldout7.jsonl").write_text(f"{json.dumps(sixth)}\n", "utf-8")
     monkeypatch.setattr(sys.modules[__name__], "LABELLED", tmp_path)
 
     clashes = duplicated_commands()
@@ -212,6 +217,8 @@ def test_duplicates_and_bad_lines_are_reported_by_position_only(
         "heldout3.jsonl line 2 = heldout.jsonl line 1",
         "heldout4.jsonl line 2 = heldout3.jsonl line 1",
         "heldout5.jsonl line 2 = heldout4.jsonl line 1",
+        "heldout6.jsonl line 2 = heldout5.jsonl line 1",
+        "heldout7.jsonl line 1 = heldout6.jsonl line 1",
     ]
     assert split_problems("heldout") == ["line 3: not a JSON object"]
     assert all(secret not in text for text in [*clashes, *split_problems("heldout")])
