@@ -372,7 +372,14 @@ def fold_code(code: str) -> str:
 def _literal_output(cmds: list[Cmd]) -> str | None:
     """What ``echo``/``printf`` with literal words prints, as the next stage's stdin
     (``echo 'CODE' | python3`` runs CODE as ``python3 -c`` would); None for anything else."""
-    if len(cmds) != 1 or cmds[0].redirects:
+    if len(cmds) != 1:
+        return None
+    c = cmds[0]
+    # ``cat <<'EOF' | python3``: the here-document is what the next stage reads
+    heredoc_only = all(rd.op.startswith("<<") for rd in c.redirects)
+    if c.argv in (("cat",), ("cat", "-")) and c.stdin_body is not None and heredoc_only:
+        return c.stdin_body
+    if c.redirects:
         return None
     argv = cmds[0].argv
     if not argv or argv[0] not in ("echo", "printf") or any(DYN in a for a in argv):
@@ -389,6 +396,24 @@ def _literal_output(cmds: list[Cmd]) -> str | None:
     if "-e" in argv[1:2] or argv[0] == "printf":
         text = text.replace("\\n", "\n").replace("\\t", "\t")
     return text + "\n"
+
+
+# git's options before the subcommand that take the next word (``git -C dir log``)
+_GIT_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+
+
+def _git_sub_index(argv: list[str]) -> int | None:
+    """Where git's subcommand is in ``argv`` (after its own options), or None."""
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in _GIT_GLOBAL_WITH_VALUE:
+            i += 2
+        elif a.startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
 
 
 def _git_program(key: str, value: str) -> str:
@@ -660,8 +685,16 @@ class Resolver:
         n = a[0]
         if n == "echo" and all(DYN not in x for x in a[1:]):
             return " ".join(x for x in a[1:] if x not in ("-n", "-e"))
+        if n == "printf" and all(DYN not in x for x in a[1:]):
+            if len(a) == 2 and "%" not in a[1] and "\\" not in a[1]:
+                return a[1]
+            if len(a) == 3 and a[1] == "%s":
+                return a[2]
         if n == "pwd":
             return st.cwd
+        if n in ("basename", "dirname") and len(a) == 2 and DYN not in a[1]:
+            path = a[1].rstrip("/") or "/"
+            return posixpath.basename(path) if n == "basename" else posixpath.dirname(path)
         if n == "mktemp":
             t = self.config.temp_roots
             return (t[0] if t else "/tmp") + "/tmp.mktemp"  # noqa: S108 - a name, not a file
@@ -817,6 +850,8 @@ class Resolver:
             if expanded:
                 argv = expanded + argv[1:]
                 spans = [spans[0]] * len(expanded) + spans[1:]
+        if argv[0] == "git":
+            argv, spans = self.git_alias(argv, spans, st)
         return self.emit(
             argv,
             spans,
@@ -830,6 +865,27 @@ class Resolver:
             c,
             var_reads,
         )
+
+    def git_alias(
+        self, argv: list[str], spans: list[Span], st: _State
+    ) -> tuple[list[str], list[Span]]:
+        """``git config alias.co checkout`` then ``git co origin/main -- src``: the alias is
+        recorded (under ``git.``) and a later git command that uses it is read expanded. An
+        alias that runs a shell (``!``) was read when it was set (``git_config_program``)."""
+        k = _git_sub_index(argv)
+        if k is None:
+            return argv, spans
+        if argv[k] == "config":
+            ops = [a for a in argv[k + 1 :] if not a.startswith("-")]
+            if len(ops) >= 2 and ops[0].lower().startswith("alias.") and DYN not in ops[0]:
+                st.aliases["git." + ops[0][6:]] = ops[1]
+            return argv, spans
+        value = st.aliases.get("git." + argv[k])
+        if value is None or value.startswith("!"):
+            return argv, spans
+        words = value.split()
+        new_spans = spans[:k] + [spans[k]] * len(words) + spans[k + 1 :]
+        return argv[:k] + words + argv[k + 1 :], new_spans
 
     def alias_words(self, value: str, st: _State, ctx: _Ctx) -> list[str]:
         pr = treesitter_fe.parse(value, max_depth=self.config.max_depth)
