@@ -1186,6 +1186,7 @@ class EffectReader:
         elif name in _READERS or name in _SEARCHERS:
             self._reads(cmd, out)
         self._credential_operands(cmd, out)
+        self._cached_releases(cmd, out)
         if cmd.var_reads:
             secret = tuple(v for v in cmd.var_reads if _SECRET_RE.search(v))
             if secret:
@@ -1466,6 +1467,29 @@ class EffectReader:
                     return
             if listen:
                 out.append(NetworkEffect(op="listen", host_class="local", span=cmd.span))
+
+    def _cached_releases(self, cmd: Cmd, out: list[Effect]) -> None:
+        """A file read from a package manager's cache of one release (``serde-1.0.200/``,
+        ``gin@v1.10.0/``, Maven's ``name/2.17.0/``) of the package that may be under repair
+        is that release fetched: judged as its download (``PackageInstall``)."""
+        for e in list(out):
+            if not (isinstance(e, FileEffect) and e.op == "read" and "packages" in e.classes):
+                continue
+            for release in _CACHED_RELEASE_RE.finditer(e.path or ""):
+                name = release.group("name") or release.group("mvn") or ""
+                if self.maybe_repo_package(name, cmd, True):
+                    out.append(
+                        PackageInstall(
+                            op="download",
+                            manager="cache",
+                            packages=(release.group(0).strip("/"),),
+                            pinned=True,
+                            maybe_repo_package=True,
+                            span=cmd.span,
+                            via=cmd.via,
+                        )
+                    )
+                    return
 
     def _test_run(self, cmd: Cmd, out: list[Effect]) -> None:
         argv = cmd.argv
@@ -2442,6 +2466,9 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         return
     if sub == "tag" and ops and not _GIT_TAG_LISTS & {o.split("=", 1)[0] for o in opts}:
         return  # creating (or deleting) a tag: ``git tag v1``, ``git tag -a v1 -m msg``
+    along = _opt_value(rest, ["--points-at", "--merged"])
+    if sub == "tag" and along is not None and _HEADISH_RE.match(along):
+        return  # the tags on HEAD or behind it: history along HEAD (``git describe``'s)
     if sub in ("for-each-ref", "show-ref", "ls-remote", "tag"):
         scope = "remote" if sub == "ls-remote" else "other-refs"
         out.append(VcsRead(op="refs", ref_scope=scope, span=sp, via=via))
@@ -2507,6 +2534,36 @@ def git_show_rev(cmd: Cmd) -> str | None:
     return None
 
 
+# other version control systems: the subcommands that bring a repository's history or files
+# from a URL (a clone of an upstream is ``git clone``'s answer leakage)
+_VCS_FETCHES = {
+    "svn": frozenset({"checkout", "co", "export", "cat", "log", "diff", "list", "ls", "update"}),
+    "hg": frozenset({"clone", "pull", "incoming", "in", "cat", "log", "diff"}),
+    "bzr": frozenset({"branch", "checkout", "co", "pull", "cat", "log", "export", "get"}),
+    "brz": frozenset({"branch", "checkout", "co", "pull", "cat", "log", "export", "get"}),
+    "fossil": frozenset({"clone", "pull", "open"}),
+    "darcs": frozenset({"clone", "get", "pull"}),
+}
+
+
+def _h_other_vcs(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """``svn export URL``, ``hg clone URL``, ``bzr branch URL``: a remote's history or files."""
+    ops = [a for a in cmd.argv[1:] if not a.startswith("-")]
+    remote = any("://" in a or a.startswith(("lp:", "git@")) for a in ops[1:])
+    if ops[:1] and ops[0] in _VCS_FETCHES[cmd.argv[0]] and remote:
+        out.append(VcsRead(op="remote", ref_scope="remote", span=cmd.span, via=cmd.via))
+
+
+# one release's folder in a package cache: ``name-1.2.3`` (cargo, gem, pip), ``name@v1.2.3``
+# (Go's module cache), ``name/1.2.3/`` (Maven's local repository); an installed package's own
+# metadata (``name-1.2.3.dist-info``) is not a release fetched
+_CACHED_RELEASE_RE = re.compile(
+    r"/(?P<name>[A-Za-z][\w.-]*?)(?:-|@v)\d+(?:\.\d+)+(?![\w.+-]*\.(?:dist|egg)-info)"
+    r"[\w.+-]*(?=/|$)|"
+    r"/(?P<mvn>[A-Za-z][\w.-]*)/\d+(?:\.\d+)+[\w.+-]*/"
+)
+
+
 _Handler = Callable[[EffectReader, Cmd, list[Effect]], None]
 _HANDLERS: dict[str, _Handler] = {}
 for _n in ("rm", "unlink", "shred", "srm", "rmdir", "rimraf"):
@@ -2530,6 +2587,8 @@ for _n in _EDITORS:
 for _n in _OTHER_MANAGERS:
     _HANDLERS[_n] = _h_other_manager
 _HANDLERS["mvn"] = _HANDLERS["mvnw"] = _h_mvn
+for _n in _VCS_FETCHES:
+    _HANDLERS[_n] = _h_other_vcs
 _HANDLERS.update(
     {
         "truncate": _h_truncate,
