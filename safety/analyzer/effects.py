@@ -1606,9 +1606,19 @@ def _h_touch(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         r.add(out, r.file(cmd, "touch", a, detail=detail))
 
 
+# directory names a project's test tree already has: ``mkdir -p`` of one proves nothing new
+_USUAL_TEST_DIRS = frozenset(
+    {"tests", "test", "testing", "spec", "specs", "__tests__", "t", "unit", "integration",
+     "e2e", "__snapshots__", "snapshots", "fixtures", "golden", "testdata", "test_data"}
+)  # fmt: skip
+
+
 def _h_mkdir(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
-    _, ops = _split_opts(cmd.argv[1:], frozenset({"-m", "--mode"}))
+    opts, ops = _split_opts(cmd.argv[1:], frozenset({"-m", "--mode"}))
+    parents = _short_flag(opts, "p", "--parents")
     for a in ops:
+        if parents and posixpath.basename(a.rstrip("/")) in _USUAL_TEST_DIRS:
+            continue  # ``mkdir -p tests`` succeeds when tests/ exists: nothing there is new
         r.add(out, r.file(cmd, "create", a, content="", known=True))
 
 
