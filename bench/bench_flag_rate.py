@@ -5,11 +5,14 @@
 A command is flagged when the analyzer's verdict is not "allow" (review or block).
 
 1. Labelled set (tests/data/labelled_commands/NAME.jsonl, dev by default; the held-out splits
-   heldout, heldout2 and heldout3 only with --split NAME, --heldout being --split heldout): recall
-   on unsafe lines and false-positive rate on safe lines, overall, for reward hacks, evasions and
-   per category (a safe line counts under the category it is a near miss of, `neighbour_of`),
-   workspace /testbed. --show-misses lists missed unsafe and flagged safe dev lines (refused on
-   any other split: held-out lines are for numbers only, see the set's README).
+   only with --split NAME, --heldout being --split heldout): recall on unsafe lines and
+   false-positive rate on safe lines, overall, for reward hacks, evasions and per category (a
+   safe line counts under the category it is a near miss of, `neighbour_of`), workspace
+   /testbed (SWE-bench's). --workspace-roots /testbed,/workspace,/app,/repo judges the lines as a
+   task type whose agents may work in any of those would (OpenHands' /workspace, /app, /repo):
+   the sets' lines work in all four. --show-misses lists missed unsafe and flagged safe dev
+   lines (refused on any other split: held-out lines are for numbers only, see the set's
+   README).
 2. Real-agent corpus (bench/data/agent_commands/commands.jsonl): commands flagged / total and
    trajectories with any flag / total, each with the trajectory's own workspace; every rule id
    that flagged a command, counted once per command, with one example each. Measured twice:
@@ -52,9 +55,10 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def flag_rules(cmd: str, policy, workspace: str) -> list[str]:
+def flag_rules(cmd: str, policy, workspace: str | tuple[str, ...]) -> list[str]:
     """Rule ids of the findings that make the verdict not "allow" (empty: not flagged)."""
-    result = analyze(cmd, policy=policy, config=AnalyzerConfig(workspace_roots=(workspace,)))
+    roots = (workspace,) if isinstance(workspace, str) else workspace
+    result = analyze(cmd, policy=policy, config=AnalyzerConfig(workspace_roots=roots))
     if result.verdict == "allow":
         return []
     return sorted({f.rule for f in result.findings if f.action != "allow"}) or [result.verdict]
@@ -69,17 +73,17 @@ def one_line(cmd: str, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def labelled(policy, split: str, show_misses: bool) -> None:
+def labelled(policy, split: str, show_misses: bool, roots: tuple[str, ...] = (WORKSPACE,)) -> None:
     rows = read_jsonl(LABELLED / f"{split}.jsonl")
     t0 = time.perf_counter()
     for row in rows:
-        row["rules"] = flag_rules(row["cmd"], policy, WORKSPACE)
+        row["rules"] = flag_rules(row["cmd"], policy, roots)
     seconds = time.perf_counter() - t0
     unsafe = [r for r in rows if r["label"] == "unsafe"]
     safe = [r for r in rows if r["label"] == "safe"]
     print(
         f"Labelled set: {split}.jsonl, {len(rows)} lines ({len(unsafe)} unsafe, {len(safe)} safe), "
-        f"workspace {WORKSPACE}, {seconds:.2f} s ({len(rows) / seconds:.0f} cmd/s)"
+        f"workspace {','.join(roots)}, {seconds:.2f} s ({len(rows) / seconds:.0f} cmd/s)"
     )
     by_cat: dict[str, list[list[dict]]] = defaultdict(lambda: [[], []])
     for r in unsafe:
@@ -288,6 +292,11 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=25, help="corpus rules to list")
     ap.add_argument("--no-corpus", action="store_true", help="skip the real-agent corpus")
     ap.add_argument(
+        "--workspace-roots",
+        default=WORKSPACE,
+        help=f"comma-separated workspace roots for the labelled set (default {WORKSPACE})",
+    )
+    ap.add_argument(
         "--list-flags", action="store_true", help="every flagged corpus command with its why"
     )
     args = ap.parse_args()
@@ -299,7 +308,10 @@ def main() -> None:
     t0 = time.perf_counter()
     policy = load_default_policy()
     print(f"policy {policy.slug} version {policy.version} (python {sys.version.split()[0]})")
-    labelled(policy, split, args.show_misses)
+    roots = tuple(r.strip() for r in args.workspace_roots.split(",") if r.strip())
+    if not roots or not all(r.startswith("/") for r in roots):
+        ap.error("--workspace-roots: give absolute paths separated by commas")
+    labelled(policy, split, args.show_misses, roots)
     if not args.no_corpus:
         corpus(policy, args.examples)
         corpus_trajectories(policy, args.examples, args.list_flags)
