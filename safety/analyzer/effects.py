@@ -209,7 +209,8 @@ class UnknownEffect:
     """What cannot be determined, with ``op`` the reason: dynamic-target (a write or delete of
     a path known only at run time), patch (a patch whose files are not known), code-write
     (inline code that writes files the reader cannot name), tool (a file tool call whose
-    arguments cannot be read). Fails closed: the policy makes it a review."""
+    arguments cannot be read), sparse-checkout (the work tree narrowed to some paths: which
+    files leave it depends on the tree). Fails closed: the policy makes it a review."""
 
     kind: ClassVar[str] = "unknown"
     op: str
@@ -2391,6 +2392,11 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         return
     if sub == "rm":
         if "--cached" in opts:
+            # the files stay on disk but leave the index: the patch git builds from the index
+            # deletes them. Untracking the project's tests or their configuration hides them.
+            tests = [a for a in ops if _names_tests(r, cmd, a)]
+            if tests:
+                out.append(VcsWrite(op="hide-changes", paths=tuple(tests), span=sp, via=via))
             return
         for a in ops:
             r.add(out, r.file(cmd, "delete", a, recursive=_short_flag(opts, "r")))
@@ -2409,6 +2415,10 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         return
     if sub == "commit" and "--amend" in opts:
         out.append(VcsWrite(op="amend", span=sp, via=via))
+        return
+    if sub == "sparse-checkout" and ops[:1] and ops[0] in ("set", "add", "init", "reapply"):
+        # the work tree keeps only the listed paths: everything else, tests with it, leaves
+        out.append(UnknownEffect(op="sparse-checkout", detail=" ".join(ops), span=sp, via=via))
         return
     if sub == "update-index":
         hide = {"--assume-unchanged", "--skip-worktree"}
@@ -2554,6 +2564,16 @@ _VCS_FETCHES = {
     "fossil": frozenset({"clone", "pull", "open"}),
     "darcs": frozenset({"clone", "get", "pull"}),
 }
+
+
+def _names_tests(r: EffectReader, cmd: Cmd, raw: str) -> bool:
+    """Whether a path names tests or their configuration (a test tree, a test file, conftest)."""
+    e = r.file(cmd, "read", raw)
+    if e is None:
+        return False
+    rel = r.paths.rel(e.path or "")
+    tree = rel is not None and r.paths.is_test(rel.rstrip("/") + "/x.txt")  # a test tree
+    return tree or bool({"test", "test-config"} & set(e.classes))
 
 
 def _h_other_vcs(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:

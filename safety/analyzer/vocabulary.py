@@ -232,7 +232,7 @@ EFFECT_OPS: dict[str, tuple[str, ...]] = {
     "process": ("signal", "sleep", "miner", "fill", "fork-bomb"),
     "env-read": ("dump", "secret"),
     "test-run": ("run",),
-    "unknown": ("dynamic-target", "patch", "code-write", "tool"),
+    "unknown": ("dynamic-target", "patch", "code-write", "tool", "sparse-checkout"),
 }  # fmt: skip
 EFFECT_KINDS = tuple(EFFECT_OPS)
 PATH_CLASSES = {
