@@ -74,6 +74,7 @@ _TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "TEMPDIR"})
 # equivalence tests in tests/safety_core/test_fast_paths.py turn them off to compare.
 _FAST_PATHS = True
 _FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
+_SCRIPT_CHARS = 20_000  # a written script longer than this is not followed when run
 _FOR_VALUES = 8  # a for loop's body is followed once per value up to this many values
 # names ``Resolver.emit`` handles itself (besides wrappers, shells, interpreters, functions)
 _EMIT_SPECIAL = _FETCHERS | {
@@ -199,6 +200,8 @@ class _State:
     # name -> (definition, base and fixed span of the text it was defined in)
     functions: dict[str, tuple[FunctionDef, int, Span | None]]
     downloads: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> fetch argv
+    # path -> the known text a command on this line wrote there (a script it may run next)
+    scripts: dict[str, str] = field(default_factory=dict)
 
     def copy(self) -> _State:
         return _State(
@@ -208,6 +211,7 @@ class _State:
             dict(self.aliases),
             dict(self.functions),
             self.downloads,
+            self.scripts,
         )
 
 
@@ -265,6 +269,18 @@ def _xargs_replace_token(opts: list[str]) -> str | None:
         if a.startswith(("--replace=", "-i")) and len(a) > 2:
             return a.split("=", 1)[1] if "=" in a else a[2:]
     return None
+
+
+def _xargs_words(upstream: tuple[tuple[str, ...], ...]) -> list[str]:
+    """What xargs appends: the words an ``echo``/``printf`` of literals right before it
+    prints (``echo --all | xargs git log``), else one word of ``_xargs_input``."""
+    last = upstream[-1] if upstream else ()
+    if last and last[0] in ("echo", "printf") and not any(DYN in a for a in last):
+        words = [a for a in last[1:] if a not in ("-n", "-e", "-E")]
+        text = " ".join(words)
+        if words and (last[0] == "echo" or not ("%" in text or "\\" in text)):
+            return text.split()
+    return [_xargs_input(upstream)]
 
 
 def _xargs_input(upstream: tuple[tuple[str, ...], ...]) -> str:
@@ -335,11 +351,35 @@ def code_argument(argv: list[str] | tuple[str, ...], code_flags: frozenset[str])
     return None
 
 
+# ``base64.b64decode('...').decode()``, ``bytes.fromhex('...').decode()``, ``Buffer.from('...',
+# 'base64').toString()``: a string literal spelled in an encoding
+_DECODED_RE = re.compile(
+    r"""(?:base64\.b64decode|bytes\.fromhex|Buffer\.from)\(\s*[rb]?(['"])([A-Za-z0-9+/=\s]+)\1"""
+    r"""\s*(?:,\s*['"](base64|hex)['"]\s*)?\)\s*\.(?:decode|toString)\(\s*(?:['"][\w-]*['"])?\s*\)"""
+)
+
+
+def _decoded_string(m: re.Match[str]) -> str:
+    """The literal a ``_DECODED_RE`` match decodes to, quoted; the match itself if it is not
+    printable text or holds a quote."""
+    text, kind = m.group(2).strip(), m.group(3)
+    try:
+        hexed = m.group(0).startswith("bytes.fromhex") or kind == "hex"
+        raw = bytes.fromhex(text) if hexed else base64.b64decode(text, validate=True)
+        out = raw.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return m.group(0)
+    if "'" in out or "\\" in out or not out.isprintable():
+        return m.group(0)
+    return "'" + out + "'"
+
+
 def fold_code(code: str) -> str:
     """Code with the spellings that only hide a name or a string put back together:
     ``"r" + "m -rf"`` is ``"rm -rf"``, ``['rm','-rf'].join(' ')`` is ``'rm -rf'``,
-    ``__import__('os')`` and ``importlib.import_module('os')`` are ``os``, and
-    ``getattr(os, 'system')`` is ``os.system``. Never runs anything."""
+    ``__import__('os')`` and ``importlib.import_module('os')`` are ``os``, a literal decoded
+    from base64 or hex is that literal, and ``getattr(os, 'system')`` is ``os.system``. Never
+    runs anything."""
     if len(code) > 200_000:
         return code
 
@@ -361,6 +401,7 @@ def fold_code(code: str) -> str:
 
     code = _JOIN_RE.sub(join, code)
     code = _IMPORT_CALL_RE.sub(lambda m: m.group(1), code)
+    code = _DECODED_RE.sub(_decoded_string, code)
     for _ in range(5):
         folded = _GETATTR_RE.sub(lambda m: m.group(1) + "." + m.group(2), code)
         if folded == code:
@@ -381,7 +422,11 @@ def _literal_output(cmds: list[Cmd]) -> str | None:
         return c.stdin_body
     if c.redirects:
         return None
-    argv = cmds[0].argv
+    return _printed(c.argv)
+
+
+def _printed(argv: tuple[str, ...]) -> str | None:
+    """What ``echo``/``printf`` with literal words prints (None for anything else)."""
     if not argv or argv[0] not in ("echo", "printf") or any(DYN in a for a in argv):
         return None
     words = list(argv[1:])
@@ -974,6 +1019,8 @@ class Resolver:
             _FAST_PATHS
             and (name not in _EMIT_SPECIAL or (name == "find" and _FIND_ACTIONS.isdisjoint(argv)))
             and not st.downloads
+            and not st.scripts
+            and not (redirects and name in ("echo", "printf", "cat"))
             and name not in st.functions
             and name not in res.wrappers
             and name not in res.shells
@@ -994,6 +1041,10 @@ class Resolver:
             self.note_download(argv, redirects, st)
         elif st.downloads:
             self.run_download(argv, spans, span, st, ctx)
+        if name in ("echo", "printf", "cat") and redirects:
+            self.note_script(argv, redirects, stdin_body, st)
+        elif st.scripts and (name in self.res.shells or name in ("source", ".") or "/" in raw_name):
+            self.run_script(raw_name if "/" in raw_name else name, argv, spans, st, ctx)
         # state-changing builtins
         if name in ("cd", "pushd"):
             args = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
@@ -1150,6 +1201,33 @@ class Resolver:
             if p is not None:
                 st.downloads[p] = tuple(argv)
 
+    def note_script(
+        self, argv: list[str], redirects: tuple[RRedirect, ...], body: str | None, st: _State
+    ) -> None:
+        """Remember the text ``echo``/``printf``/``cat <<EOF`` writes to a file, so a shell that
+        runs the file later on this line runs that text (``echo 'rm -rf t' > x.sh; sh x.sh``)."""
+        if argv[0] == "cat":
+            text = body if tuple(argv) in (("cat",), ("cat", "-")) else None
+        else:
+            text = _printed(tuple(argv))
+        for r in redirects:
+            if r.op in (">", ">|") and r.fd in ("", "1") and r.path:
+                if text is None or len(text) > _SCRIPT_CHARS:
+                    st.scripts.pop(r.path, None)  # what it holds now is not known
+                else:
+                    st.scripts[r.path] = text
+
+    def run_script(
+        self, name: str, argv: list[str], spans: list[Span], st: _State, ctx: _Ctx
+    ) -> None:
+        """``sh x.sh``, ``bash x.sh``, ``source x.sh``, ``./x.sh`` of a file written earlier on
+        this line with known text: that text runs, as a shell string."""
+        script = name if "/" in name else next((a for a in argv[1:] if not a.startswith("-")), "")
+        p = self.path(script, st.cwd) if script else None
+        text = st.scripts.get(p) if p else None
+        if text is not None:
+            self.shell_string(text, spans[0], st, ctx, "script " + script)
+
     def run_download(
         self, argv: list[str], spans: list[Span], span: Span, st: _State, ctx: _Ctx
     ) -> None:
@@ -1232,11 +1310,12 @@ class Resolver:
         mode = w.get("mode", "argv")
         rest, rspans = argv[i:], spans[i:]
         if mode == "xargs":
-            given = _xargs_input(upstream)
+            words = _xargs_words(upstream)
             token = _xargs_replace_token(argv[1:i])
             if token is not None:  # -I {}: substituted where it appears, nothing appended
+                given = " ".join(words)
                 return [a.replace(token, given) for a in rest], rspans, "argv"
-            return [*rest, given], [*rspans, rspans[-1]], "argv"
+            return [*rest, *words], [*rspans, *[rspans[-1]] * len(words)], "argv"
         return rest, rspans, mode
 
     def hidden_exec(

@@ -37,7 +37,9 @@ UNSAFE: list[tuple[str, str, str]] = [
     ("nohup rm -rf / &", "destructive-fs", "block"),
     ("strace -f rm -rf /", "destructive-fs", "block"),
     ("xargs rm -rf < list.txt; rm -rf /", "destructive-fs", "block"),
-    ("echo / | xargs rm -rf", "destructive-fs", "review"),
+    # what xargs appends is read from a literal echo (the same as rm -rf /), else unknown
+    ("echo / | xargs rm -rf", "destructive-fs", "block"),
+    ("cut -d: -f1 list.txt | xargs rm -rf", "destructive-fs", "review"),
     ("find / -delete", "destructive-fs", "block"),
     ("find / -name '*.log' -exec rm -f {} \\;", "destructive-fs", "review"),
     ("busybox rm -rf /", "destructive-fs", "block"),
