@@ -718,6 +718,20 @@ _NET_NAMES = (
 _NAME_TAIL_RE = re.compile(r"[\w-]*(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\.?")
 
 
+# socat's addresses: a network peer (or a listener), and a file
+_SOCAT_NET = re.compile(
+    r"(?i)^(?:(?P<listen>(?:tcp|udp|ssl|openssl|sctp)[46]?-listen)|(?:tcp|udp|ssl|openssl|sctp)"
+    r"[46]?(?:-connect)?):(?P<host>\[[^\]]+\]|[^:,]*)"
+)
+_SOCAT_FILE = re.compile(r"(?i)^(?:file|open|gopen|create):[^,]+")
+
+
+def _computed_query(url: str, host: str) -> bool:
+    """A URL to a remote host whose query string holds a value computed on the line."""
+    query = url.split("?", 1)[1] if "?" in url else ""
+    return DYN in query and DYN not in host and host_class(host) == "remote"
+
+
 def _name_detail(host: str) -> str:
     """``computed-name`` for a host name made of an unknown value (a command's output, a
     variable) in front of a literal domain: ``$(whoami).example.com`` carries data out in the
@@ -1394,13 +1408,17 @@ class EffectReader:
             for m in _URL_RE.finditer(a):
                 url = m.group(1)
                 host = host_of(url)
+                # a query whose value the line computes (``?d=$(cat f)``) carries it out
+                carries = name in _FETCHERS and _computed_query(url, host)
                 out.append(
                     NetworkEffect(
-                        op="upload" if upload else "fetch",
+                        op="upload" if upload or carries else "fetch",
                         host=host,
                         host_class=host_class(host),
                         url=url,
-                        detail=detail or _name_detail(host),
+                        detail=detail
+                        or _name_detail(host)
+                        or ("computed-query" if carries else ""),
                         span=cmd.span,
                         via=cmd.via,
                     )
@@ -1443,7 +1461,9 @@ class EffectReader:
                         )
                     )
                     return
-        elif name in ("nc", "ncat", "netcat", "telnet", "socat", "ssh", "scp", "sftp", "rsync"):
+        elif name == "socat":
+            self._socat(cmd, out)
+        elif name in ("nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "rsync"):
             listen = name in ("nc", "ncat", "netcat") and _short_flag(argv[1:], "l", "--listen")
             for a in argv[1:]:
                 if a.startswith("-") or DYN in a:
@@ -1468,6 +1488,33 @@ class EffectReader:
                     return
             if listen:
                 out.append(NetworkEffect(op="listen", host_class="local", span=cmd.span))
+
+    def _socat(self, cmd: Cmd, out: list[Effect]) -> None:
+        """socat joins two addresses: a network one (``TCP:host:port``, ``OPENSSL:...``) is a
+        connection, a listening one (``TCP-LISTEN:port``) a listener, and a file on the other
+        side (``FILE:``, ``OPEN:``, ``GOPEN:``, ``CREATE:``) is read and sent, or written."""
+        addrs = [a for a in cmd.argv[1:] if not a.startswith("-") or a == "-"]
+        files = [a.split(":", 1)[1].split(",", 1)[0] for a in addrs if _SOCAT_FILE.match(a)]
+        for a in addrs:
+            m = _SOCAT_NET.match(a)
+            if m is None:
+                continue
+            if m.group("listen"):
+                out.append(NetworkEffect(op="listen", host_class="local", span=cmd.span))
+                continue
+            host = m.group("host")
+            for f in files:
+                self.add(out, self.file(cmd, "read", f))
+            out.append(
+                NetworkEffect(
+                    op="upload" if files else "connect",
+                    host=host,
+                    host_class=host_class(host),
+                    detail=("file:" + files[0]) if files else _name_detail(host),
+                    span=cmd.span,
+                    via=cmd.via,
+                )
+            )
 
     def _cached_releases(self, cmd: Cmd, out: list[Effect]) -> None:
         """A file read from a package manager's cache of one release (``serde-1.0.200/``,

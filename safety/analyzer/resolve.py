@@ -1040,7 +1040,7 @@ class Resolver:
         if name in _FETCHERS:
             self.note_download(argv, redirects, st)
         elif st.downloads:
-            self.run_download(argv, spans, span, st, ctx)
+            self.run_download(argv, spans, span, st, ctx, assigns)
         if name in ("echo", "printf", "cat") and redirects:
             self.note_script(argv, redirects, stdin_body, st)
         elif st.scripts and (name in self.res.shells or name in ("source", ".") or "/" in raw_name):
@@ -1186,16 +1186,33 @@ class Resolver:
     def note_download(self, argv: list[str], redirects: tuple[RRedirect, ...], st: _State) -> None:
         """Remember files a fetcher writes, so running them later counts as running a download."""
         out: list[str] = [r.raw for r in redirects if r.op in (">", ">|") and r.path]
+        # curl's -O takes no value (the file is named after the URL); wget's -O names the file
+        letters = ("-o",) if argv[0] == "curl" else ("-o", "-O")
         for i, a in enumerate(argv[1:], 1):
-            if a in ("-o", "-O", "--output", "--output-document") and i + 1 < len(argv):
+            if (a in letters or a in ("--output", "--output-document")) and i + 1 < len(argv):
                 out.append(argv[i + 1])
             elif a.startswith(("--output=", "--output-document=")):
                 out.append(a.split("=", 1)[1])
-            elif a.startswith(("-o", "-O")) and len(a) > 2 and a[1] != "-" and a[2] != "-":
+            elif a.startswith(letters) and len(a) > 2 and a[1] != "-" and a[2] != "-":
                 out.append(a[2:])
-            elif _SHORT_CLUSTER_OUTPUT.fullmatch(a) and i + 1 < len(argv):
+            elif (
+                _SHORT_CLUSTER_OUTPUT.fullmatch(a)
+                and i + 1 < len(argv)
+                and (argv[0] != "curl" or a.endswith("o"))
+            ):
                 # clustered short options ending in the output option (``curl -sSLo FILE``)
                 out.append(argv[i + 1])
+        if not out and not any(r.op in (">", ">>", ">|") for r in redirects):
+            # curl -O (-LO, --remote-name) and a wget without -O save under the URL's own name
+            remote_name = argv[0] == "wget" or any(
+                a in ("--remote-name", "--remote-name-all")
+                or (a[:1] == "-" and a[1:2] != "-" and "O" in a[1:])
+                for a in argv[1:]
+            )
+            for u in argv[1:] if remote_name else ():
+                where = u.split("://", 1)[1] if "://" in u and DYN not in u else ""
+                if "/" in where:
+                    out.append(posixpath.basename(where.split("?", 1)[0].split("#", 1)[0]))
         for f in out:
             p = self.path(f, st.cwd) if f != "-" else None
             if p is not None:
@@ -1229,20 +1246,28 @@ class Resolver:
             self.shell_string(text, spans[0], st, ctx, "script " + script)
 
     def run_download(
-        self, argv: list[str], spans: list[Span], span: Span, st: _State, ctx: _Ctx
+        self,
+        argv: list[str],
+        spans: list[Span],
+        span: Span,
+        st: _State,
+        ctx: _Ctx,
+        assigns: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        """``bash install.sh`` / ``./install.sh`` after downloading it: a shell fed by the fetch."""
+        """``bash install.sh`` / ``./install.sh`` after downloading it: a shell fed by the fetch
+        (and ``LD_PRELOAD=./x.so cmd``: the downloaded library runs inside ``cmd``)."""
         res = self.res
         name = argv[0]
-        cands: list[str] = []
+        preload = [v for k, v in assigns if k in ("LD_PRELOAD", "LD_AUDIT")]
+        cands: list[str] = [p for v in preload for p in v.replace(":", " ").split()]
         if name in res.shells or name in res.interpreters or name in ("source", "."):
-            cands = [a for a in argv[1:] if not a.startswith("-")][:1]
+            cands += [a for a in argv[1:] if not a.startswith("-")][:1]
         elif "/" in self.cmds[-1].raw_name:
-            cands = [self.cmds[-1].raw_name]
+            cands.append(self.cmds[-1].raw_name)
         else:
             # a bare name runs from PATH: a download put into a directory on it runs too
             home = self.config.home.rstrip("/")
-            cands = [f"{d}/{name}" for d in (*_PATH_DIRS, home + "/.local/bin", home + "/bin")]
+            cands += [f"{d}/{name}" for d in (*_PATH_DIRS, home + "/.local/bin", home + "/bin")]
         for c in cands:
             p = self.path(c, st.cwd)
             fetch = st.downloads.get(p) if p else None
