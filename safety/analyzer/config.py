@@ -55,6 +55,10 @@ DEFAULT_TEST_CONFIGS = (
     "karma.conf.js",
     "phpunit.xml*",
     "bin/test",
+    "bin/rspec",  # binstubs and vendored runners that run the suite
+    "bin/phpunit",
+    "vendor/bin/phpunit",
+    "vendor/bin/pest",
     "gradlew",  # the build's own runner scripts (Gradle's and Maven's wrappers)
     "**/gradlew",
     "mvnw",
