@@ -1021,6 +1021,7 @@ class Resolver:
             and not st.downloads
             and not st.scripts
             and not (redirects and name in ("echo", "printf", "cat"))
+            and not (redirects and any(u and u[0] in _FETCHERS for u in upstream))
             and name not in st.functions
             and name not in res.wrappers
             and name not in res.shells
@@ -1039,6 +1040,12 @@ class Resolver:
                     self.program_var(key, val, spans[i], st, ctx)
         if name in _FETCHERS:
             self.note_download(argv, redirects, st)
+        elif redirects and any(u and u[0] in _FETCHERS for u in upstream):
+            # ``curl URL | base64 -d > x``: what the last stage writes is the download too
+            fetch = next(u for u in upstream if u and u[0] in _FETCHERS)
+            for r in redirects:
+                if r.op in (">", ">|") and r.fd in ("", "1") and r.path:
+                    st.downloads[r.path] = tuple(fetch)
         elif st.downloads:
             self.run_download(argv, spans, span, st, ctx, assigns)
         if name in ("echo", "printf", "cat") and redirects:
@@ -1463,6 +1470,11 @@ class Resolver:
         )
         names = [argv[k + 1] for k in range(i, len(argv) - 1) if argv[k] in ("-name", "-iname")]
         hit = "**/" + names[0] if len(names) == 1 and "/" not in names[0] else "{}"
+        wholes = [argv[k + 1] for k in range(i, len(argv) - 1) if argv[k] in ("-path", "-ipath")]
+        start = starts[0].rstrip("/") + "/"
+        if len(wholes) == 1 and not names and wholes[0].startswith(("*", start)):
+            # ``find / -path '*/.ssh/id_*'``: the whole path matches the pattern
+            hit = wholes[0][len(start) :] if wholes[0].startswith(start) else wholes[0]
         j = i
         while j < len(argv):
             a = argv[j]

@@ -622,7 +622,9 @@ def compile_rule(rule: Rule) -> tuple[Check, ...]:
             if remote and _only_local_hosts(argv):
                 return False
             return any(
-                res.in_class(c, up) and not any(res.in_class(u, up) for u in unless)
+                res.in_class(c, up)
+                and not any(res.in_class(u, up) for u in unless)
+                and not (c == "decoders" and _lays_out_text(up))
                 for up in v.cmd.upstream
                 for c in sources
             )
@@ -744,6 +746,20 @@ def _only_local_hosts(argv: Sequence[str]) -> bool:
     if not hosts and argv and argv[0] in ("nc", "ncat", "netcat", "telnet"):
         hosts = [a for a in argv[1:] if not a.startswith("-") and not a.isdigit()][:1]
     return bool(hosts) and all(host_class(h) == "local" for h in hosts)
+
+
+# escapes that spell characters by number (``\x72``, ``\162``, ``\u0072``): what hides a word
+_NUMERIC_ESCAPE = re.compile(r"\\(?:x[0-9A-Fa-f]|u[0-9A-Fa-f]|U[0-9A-Fa-f]|0?[0-7]{2,3})")
+
+
+def _lays_out_text(argv: tuple[str, ...]) -> bool:
+    """A ``printf``/``echo -e`` whose escapes only lay out text (``\n``, ``\t``) decodes
+    nothing: its words are read as they are, so it is not a decoder."""
+    return (
+        bool(argv)
+        and argv[0] in ("printf", "echo")
+        and not any(_NUMERIC_ESCAPE.search(a) for a in argv[1:])
+    )
 
 
 def _program_from_stdin(cmd: Cmd, res: Resolution) -> bool:

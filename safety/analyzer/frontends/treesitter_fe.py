@@ -131,7 +131,17 @@ def decode_ansi_c(body: str) -> str:
 class _Builder:
     """Turns one tree into IR; keeps byte->char mapping and a depth budget."""
 
-    __slots__ = ("bad", "checks", "depth", "err_span", "max_depth", "misparse", "off", "src")
+    __slots__ = (
+        "bad",
+        "checks",
+        "depth",
+        "err_span",
+        "max_depth",
+        "misparse",
+        "off",
+        "spilled",
+        "src",
+    )
 
     def __init__(self, src: str, parsed: str, data: bytes, max_depth: int) -> None:
         self.src = src  # text is always taken from the original; offsets from what was parsed
@@ -152,6 +162,8 @@ class _Builder:
         self.err_span: tuple[int, int] | None = None
         self.misparse = False
         self.checks = True  # per-node error checks; off when the tree has no error at all
+        # words tree-sitter put after a redirect's target, for the command that owns them
+        self.spilled: list[Word] = []
 
     def span(self, n: Node) -> tuple[int, int]:
         if self.off is None:
@@ -370,6 +382,7 @@ class _Builder:
         body_n = n.child_by_field_name("body")
         redirects: list[Redirect] = []
         tail: list[IRNode] = []
+        spilled_before = len(self.spilled)
         for c in n.children:
             if c.type in _REDIRECTS:
                 r, extra, after = self.redirect(c)
@@ -378,10 +391,14 @@ class _Builder:
                 tail.extend(extra)
             elif c.is_error or c.is_missing:
                 self.error(c, "syntax error")
+        spilled = tuple(self.spilled[spilled_before:])
+        del self.spilled[spilled_before:]
         body = self.stmt(body_n) if body_n is not None else None
+        if spilled and not isinstance(body, Command):
+            self.error(n, "words after a redirect of a compound command")
         if isinstance(body, Command):
             body = Command(
-                body.words,
+                body.words + spilled,
                 self.span(n),
                 body.assigns,
                 body.redirects + tuple(redirects),
@@ -451,10 +468,14 @@ class _Builder:
             elif t == "herestring_redirect":
                 body = self.word(c)
                 target = None
+            elif target is None:
+                target = self.word(c)
             else:
-                w = self.word(c)
-                target = w if target is None else target
-        return Redirect(op or "?", target, self.span(n), fd, body), extra, after
+                # ``rm 2>/dev/null -rf tests``: tree-sitter hangs the words after a redirect's
+                # target off the redirect; they are the command's arguments
+                self.spilled.append(self.word(c))
+        span = self.span(n) if target is None else (self.span(n)[0], target.span[1])
+        return Redirect(op or "?", target, span, fd, body), extra, after
 
     def heredoc_body(self, n: Node) -> Word:
         s, e = self.span(n)
@@ -557,12 +578,15 @@ class _Builder:
             elif t == "variable_assignment":
                 assigns.extend(self.assigns(c))
             elif t in _REDIRECTS:
+                spilled_before = len(self.spilled)
                 r, extra, after = self.redirect(c)
                 redirects.append(r)
                 redirects.extend(after)
                 for node in extra:
                     if isinstance(node, Command):
                         redirects.extend(node.redirects)
+                words.extend(self.spilled[spilled_before:])
+                del self.spilled[spilled_before:]
             elif t == "comment":
                 continue
             elif c.is_error or c.is_missing:
