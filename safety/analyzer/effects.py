@@ -2623,6 +2623,31 @@ def _names_tests(r: EffectReader, cmd: Cmd, raw: str) -> bool:
     return tree or bool({"test", "test-config"} & set(e.classes))
 
 
+def _h_xmlstarlet(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """``xmlstarlet ed -L -d XPATH file.xml``: an in-place edit of the file (what it deletes or
+    sets is an XPath, not text we can read)."""
+    argv = list(cmd.argv)
+    if argv[1:2] not in (["ed"], ["edit"]) or not {"-L", "--inplace"} & set(argv):
+        return
+    # options of ``ed`` that take the next word (or two: -s/-i/-a take a type and a name too)
+    takes = {"-d": 1, "--delete": 1, "-u": 1, "--update": 1, "-v": 1, "--value": 1, "-x": 1,
+             "--expr": 1, "-m": 2, "--move": 2, "-r": 2, "--rename": 2, "-s": 1, "-i": 1,
+             "-a": 1, "-t": 1, "--type": 1, "-n": 1, "-N": 1}  # fmt: skip
+    i, files = 2, []
+    while i < len(argv):
+        a = argv[i]
+        if a in takes:
+            i += 1 + takes[a]
+            continue
+        if not a.startswith("-"):
+            files.append(a)
+        i += 1
+    # the edit's text is its XPath expressions and values: enough to say what it touches
+    what = " ".join(a for a in argv[2:] if a not in files)
+    for f in files:
+        r.add(out, r.file(cmd, "edit", f, content=what))
+
+
 def _h_other_vcs(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     """``svn export URL``, ``hg clone URL``, ``bzr branch URL``: a remote's history or files."""
     ops = [a for a in cmd.argv[1:] if not a.startswith("-")]
@@ -2664,6 +2689,7 @@ for _n in _EDITORS:
 for _n in _OTHER_MANAGERS:
     _HANDLERS[_n] = _h_other_manager
 _HANDLERS["mvn"] = _HANDLERS["mvnw"] = _h_mvn
+_HANDLERS["xmlstarlet"] = _HANDLERS["xml"] = _h_xmlstarlet
 for _n in _VCS_FETCHES:
     _HANDLERS[_n] = _h_other_vcs
 _HANDLERS.update(
@@ -2733,6 +2759,9 @@ def _arg(tag: str) -> str:
     )
 
 
+# Python's startup hooks by file name, and code that writes files
+_STARTUP_HOOK_RE = re.compile(r"""['"]((?:site|user)customize\.py|[\w.-]+\.pth)['"]""")
+_CODE_WRITES_RE = re.compile(r"""write_text|write_bytes|\bopen\([^)]*['"][wax]""")
 # ``fileinput.input('f.py', inplace=True)`` (or ``FileInput``, a list of files: the first)
 _FILEINPUT_RE = re.compile(
     r"\bfileinput\.(?:input|FileInput)\(\s*(?:files\s*=\s*)?[\[(]?" + _arg("a")
@@ -2879,8 +2908,9 @@ _CONNECT_RE = re.compile(
     r"""(?:['"](?:tcp|udp)[46]?['"]\s*,\s*)?"""
     # and Node the port: ``socket.connect(4444, "host")``, ``net.createConnection(4444, "host")``
     r"""(?:\d+\s*,\s*)?|PeerAddr\s*(?:=>|,)|"""
-    # and Perl's Socket: ``connect(S, sockaddr_in(4444, inet_aton("host")))``
-    r"""sockaddr_in\(\s*\d+\s*,\s*inet_aton\()\s*['"]([\w.:-]+)['"]"""
+    # and Perl's Socket: ``connect(S, sockaddr_in(4444, inet_aton("host")))``,
+    # ``IO::Socket::INET->new("host:port")``
+    r"""sockaddr_in\(\s*\d+\s*,\s*inet_aton\(|INET6?->new\()\s*['"]([\w.:-]+)['"]"""
 )
 
 
@@ -3085,6 +3115,11 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
             add("edit", raw)
         else:
             add("read", raw)
+    hook = _STARTUP_HOOK_RE.search(code)
+    if hook is not None and _CODE_WRITES_RE.search(code):
+        # a startup hook's file name in code that writes files: wherever it is joined to
+        # (site-packages, purelib, the user site), that is what it writes
+        add("write", SITE_STANDIN.rsplit("/", 1)[0] + "/" + hook.group(1), source="code")
     for m in _FILEINPUT_RE.finditer(code):
         # ``fileinput.input('f', inplace=True)``: what the loop prints replaces the file
         if _INPLACE_RE.match(code, m.end()):

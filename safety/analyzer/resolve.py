@@ -735,6 +735,13 @@ class Resolver:
                 return a[1]
             if len(a) == 3 and a[1] == "%s":
                 return a[2]
+            fmt = a[1] if len(a) > 2 else ""
+            if fmt.count("%s") == len(a) - 2 and fmt.count("%") == len(a) - 2:
+                # ``printf 'https://%s/%s' host path``: each %s takes the next word
+                out = fmt
+                for word in a[2:]:
+                    out = out.replace("%s", word, 1)
+                return out if "\\" not in out else None
         if n == "pwd":
             return st.cwd
         if n in ("basename", "dirname") and len(a) == 2 and DYN not in a[1]:
