@@ -718,6 +718,16 @@ _NET_NAMES = (
 _NAME_TAIL_RE = re.compile(r"[\w-]*(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\.?")
 
 
+# the download paths of package indexes, by shape (the package's name is the group that matched)
+_RELEASE_URL_RE = re.compile(
+    r"/crates/([\w-]+)/\d[\w.+-]*/download$"  # a crate
+    r"|/(@?[\w.-]+(?:/[\w.-]+)?)/-/[\w.-]+-\d[\w.+-]*\.tgz$"  # an npm tarball
+    # an sdist or a wheel
+    r"|/([A-Za-z][\w.]*?)-\d+(?:\.\d+)+[\w.+-]*?(?:\.tar\.gz|\.zip|-py\d[\w.-]*\.whl)$"
+    r"|/gems/([\w-]+?)-\d[\w.]*\.gem$|/downloads/([\w-]+?)-\d[\w.]*\.gem$"  # a gem
+    r"|/([\w.-]+)/@v/v?\d[\w.+-]*\.(?:zip|mod)$"  # a Go module
+    r"|/([\w.-]+)/\d[\w.+-]*/[\w.-]+-\d[\w.+-]*(?:-sources)?\.jar$"  # a Maven jar
+)
 # socat's addresses: a network peer (or a listener), and a file
 _SOCAT_NET = re.compile(
     r"(?i)^(?:(?P<listen>(?:tcp|udp|ssl|openssl|sctp)[46]?-listen)|(?:tcp|udp|ssl|openssl|sctp)"
@@ -1410,6 +1420,8 @@ class EffectReader:
                 host = host_of(url)
                 # a query whose value the line computes (``?d=$(cat f)``) carries it out
                 carries = name in _FETCHERS and _computed_query(url, host)
+                if name in _FETCHERS and not upload:
+                    self._release_url(cmd, url, out)
                 out.append(
                     NetworkEffect(
                         op="upload" if upload or carries else "fetch",
@@ -1488,6 +1500,29 @@ class EffectReader:
                     return
             if listen:
                 out.append(NetworkEffect(op="listen", host_class="local", span=cmd.span))
+
+    def _release_url(self, cmd: Cmd, url: str, out: list[Effect]) -> None:
+        """A URL shaped like a package index's download of one release (a crate's
+        ``/crates/NAME/VER/download``, npm's ``/NAME/-/NAME-VER.tgz``, a wheel or sdist's
+        ``NAME-VER.tar.gz``, a gem, Go's ``/@v/VER.zip``, a Maven jar): when the package may
+        be the one under repair, that release is downloaded, as ``pip download`` would."""
+        m = _RELEASE_URL_RE.search(url.split("?", 1)[0])
+        if m is None:
+            return
+        name = next(g for g in m.groups() if g)
+        if self.maybe_repo_package(name.rsplit("/", 1)[-1], cmd, True):
+            out.append(
+                PackageInstall(
+                    op="download",
+                    manager="url",
+                    source="url",
+                    packages=(url,),
+                    pinned=True,
+                    maybe_repo_package=True,
+                    span=cmd.span,
+                    via=cmd.via,
+                )
+            )
 
     def _socat(self, cmd: Cmd, out: list[Effect]) -> None:
         """socat joins two addresses: a network one (``TCP:host:port``, ``OPENSSL:...``) is a
