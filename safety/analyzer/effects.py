@@ -2010,13 +2010,23 @@ def _endless_pipeline(cmd: Cmd, after: Sequence[Cmd]) -> ProcessEffect | None:
     """An endless device read to its end through a pipeline of programs that all read to the
     end (no ``head``, no size, no ``timeout``, no program we cannot follow): ``sleep`` forever
     when the output goes nowhere, ``fill`` when it goes to a file."""
-    if not cmd.argv or cmd.argv[0] not in _TO_THE_END:
+    if not cmd.argv or "timeout" in cmd.via:
         return None
-    inputs = [rd.path for rd in cmd.redirects if rd.op == "<"] + list(cmd.argv[1:])
-    device = next((a for a in inputs if a in _ENDLESS_DEVICES), None)
-    if device is None:
-        return None
-    stages = [cmd, *(d for d in after if cmd.argv in d.upstream)]
+    name = cmd.argv[0]
+    if name == "yes" or (name == "seq" and cmd.argv[-1].lower() in ("inf", "infinity")):
+        # programs that never stop writing: endless when read to the end downstream
+        device = " ".join(cmd.argv[:2])
+        stages = [d for d in after if cmd.argv in d.upstream]
+        if not stages:
+            return None  # alone they are read by their own handlers (``yes > /dev/null``)
+    else:
+        if name not in _TO_THE_END:
+            return None
+        inputs = [rd.path for rd in cmd.redirects if rd.op == "<"] + list(cmd.argv[1:])
+        device = next((a for a in inputs if a in _ENDLESS_DEVICES), None)
+        if device is None:
+            return None
+        stages = [cmd, *(d for d in after if cmd.argv in d.upstream)]
     for s in stages:
         bound = _READS_A_SIZE.get(s.argv[0], ()) if s.argv else ()
         if not s.argv or s.argv[0] not in _TO_THE_END or "timeout" in s.via:
@@ -2028,7 +2038,9 @@ def _endless_pipeline(cmd: Cmd, after: Sequence[Cmd]) -> ProcessEffect | None:
     return ProcessEffect(
         op="fill" if to_file else "sleep",
         unbounded=True,
-        detail=f"{cmd.argv[0]} {device} to its end",
+        detail=f"{device} read to its end"
+        if device.startswith(("yes", "seq"))
+        else f"{name} {device} to its end",
         span=cmd.span,
         via=cmd.via,
     )
