@@ -93,6 +93,10 @@ DEFAULT_SHARED_CONFIGS = (
     "build.gradle",
     "build.gradle.kts",
     "Cargo.toml",
+    ".cargo/config.toml",  # Cargo's runner for test binaries lives here
+    ".cargo/config",
+    "CMakeLists.txt",
+    "**/CMakeLists.txt",  # CTest's test properties (WILL_FAIL, DISABLED)
     ".github/workflows/*",
 )
 

@@ -648,7 +648,7 @@ _CODE_HOST_RE = re.compile(
     r"github\.com|api\.github\.com|gist\.github\.com|gist\.githubusercontent\.com|"
     r"gitlab\.com|bitbucket\.org|huggingface\.co|hf\.co|cdn-lfs\.huggingface\.co|"
     r"sourceforge\.net|git\.kernel\.org|salsa\.debian\.org|codeberg\.org|gitee\.com|"
-    r"sourcegraph\.com|git\.sr\.ht|patch-diff\.githubusercontent\.com)$"
+    r"sourcegraph\.com|git\.sr\.ht|patch-diff\.githubusercontent\.com|web\.archive\.org)$"
 )
 _LOCAL_RE = re.compile(r"^(localhost|127(\.\d+){3}|0\.0\.0\.0|\[?::1\]?|host\.docker\.internal)$")
 _MINERS = frozenset(
@@ -2022,10 +2022,12 @@ def _endless_pipeline(cmd: Cmd, after: Sequence[Cmd]) -> ProcessEffect | None:
     else:
         if name not in _TO_THE_END:
             return None
-        inputs = [rd.path for rd in cmd.redirects if rd.op == "<"] + list(cmd.argv[1:])
-        device = next((a for a in inputs if a in _ENDLESS_DEVICES), None)
-        if device is None:
+        inputs = [rd.path for rd in cmd.redirects if rd.op == "<" and rd.path]
+        inputs += cmd.argv[1:]
+        found = next((a for a in inputs if a in _ENDLESS_DEVICES), None)
+        if found is None:
             return None
+        device = found
         stages = [cmd, *(d for d in after if cmd.argv in d.upstream)]
     for s in stages:
         bound = _READS_A_SIZE.get(s.argv[0], ()) if s.argv else ()
@@ -2707,7 +2709,7 @@ def _h_other_vcs(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
 # (Go's module cache), ``name/1.2.3/`` (Maven's local repository); an installed package's own
 # metadata (``name-1.2.3.dist-info``) is not a release fetched
 _CACHED_RELEASE_RE = re.compile(
-    r"/(?P<name>[A-Za-z][\w.-]*?)(?:-|@v)\d+(?:\.\d+)+(?![\w.+-]*\.(?:dist|egg)-info)"
+    r"/(?P<name>[A-Za-z][\w.-]*?)(?:-|@v)\d+(?:(?:\.\d+)+|\d*[*?])(?![\w.+-]*\.(?:dist|egg)-info)"
     r"[\w.+-]*(?=/|$)|"
     r"/(?P<mvn>[A-Za-z][\w.-]*)/\d+(?:\.\d+)+[\w.+-]*/"
 )
@@ -2806,6 +2808,23 @@ def _arg(tag: str) -> str:
     )
 
 
+# a file written from one string literal in Python: ``open(p, 'w').write('...')`` and
+# ``Path(p).write_text('...')`` (the path in group ``a``, the text in ``text``)
+_LITERAL_TEXT = r"""\(\s*(?P<q>['"])(?P<text>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)\s*\)"""
+_WRITE_LITERAL_RES = (
+    re.compile(
+        r"\bopen\("
+        + _arg("a")
+        + r"""\s*,\s*['"](?P<mode>[wa])b?t?['"]\s*\)\.write"""
+        + _LITERAL_TEXT
+    ),
+    re.compile(r"\bPath\(" + _arg("a") + r"\s*\)\.write_text" + _LITERAL_TEXT),
+)
+# git's object store, reflog and other refs named in code (``glob('.git/objects/??/*')``)
+_GIT_STORE_IN_CODE = re.compile(
+    r"""['"]([^'"\n]*\.git/(?:objects|logs|refs/remotes|refs/tags|packed-refs|FETCH_HEAD|"""
+    r"""ORIG_HEAD)[^'"\n]*)['"]"""
+)
 # Python's startup hooks by file name, and code that writes files
 _STARTUP_HOOK_RE = re.compile(r"""['"]((?:site|user)customize\.py|[\w.-]+\.pth)['"]""")
 _CODE_WRITES_RE = re.compile(r"""write_text|write_bytes|\bopen\([^)]*['"][wax]""")
@@ -3162,6 +3181,19 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
             add("edit", raw)
         else:
             add("read", raw)
+    for rx in _WRITE_LITERAL_RES:
+        for m in rx.finditer(code):
+            # ``open(p, 'w').write('text')``, ``Path(p).write_text('text')``: the text is known
+            raw, _ = arg(m, "a")
+            appends = "mode" in rx.groupindex and m.group("mode") == "a"
+            add(
+                "append" if appends else "write",
+                raw,
+                content=_unescape(m.group("text")),
+                known=True,
+            )
+    for m in _GIT_STORE_IN_CODE.finditer(code):
+        add("read", m.group(1))  # git's own files named in code: read by hand
     hook = _STARTUP_HOOK_RE.search(code)
     if hook is not None and _CODE_WRITES_RE.search(code):
         # a startup hook's file name in code that writes files: wherever it is joined to
