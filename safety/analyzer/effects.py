@@ -356,7 +356,10 @@ class PathClassifier:
         self.packages_rx = abs_union("packages")
 
     def credential(self, p: str) -> bool:
-        """A credential file, or a glob the shell may expand to one (``cat ~/.net?c``)."""
+        """A credential file, or a glob the shell may expand to one (``cat ~/.net?c``). A
+        public key (``id_ed25519.pub``) is not one."""
+        if p.endswith(".pub"):
+            return False
         if self.cred_rx is not None and self.cred_rx.match(p):
             return True
         if GLOB_CHARS.isdisjoint(p) or not p.startswith("/"):
@@ -728,6 +731,11 @@ _RELEASE_URL_RE = re.compile(
     r"|/([\w.-]+)/@v/v?\d[\w.+-]*\.(?:zip|mod)$"  # a Go module
     r"|/([\w.-]+)/\d[\w.+-]*/[\w.-]+-\d[\w.+-]*(?:-sources)?\.jar$"  # a Maven jar
 )
+# ssh's options that take the next word
+_SSH_WITH_VALUE = frozenset(
+    {"-o", "-R", "-L", "-D", "-p", "-P", "-i", "-F", "-J", "-l", "-b", "-c", "-E", "-e", "-m",
+     "-O", "-Q", "-S", "-W", "-w", "-B"}
+)  # fmt: skip
 # socat's addresses: a network peer (or a listener), and a file
 _SOCAT_NET = re.compile(
     r"(?i)^(?:(?P<listen>(?:tcp|udp|ssl|openssl|sctp)[46]?-listen)|(?:tcp|udp|ssl|openssl|sctp)"
@@ -1477,16 +1485,21 @@ class EffectReader:
             self._socat(cmd, out)
         elif name in ("nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "rsync"):
             listen = name in ("nc", "ncat", "netcat") and _short_flag(argv[1:], "l", "--listen")
-            for a in argv[1:]:
-                if a.startswith("-") or DYN in a:
-                    continue
+            takes = _SSH_WITH_VALUE if name in ("ssh", "scp", "sftp") else frozenset()
+            for k, a in enumerate(argv[1:], 1):
+                if a.startswith("-") or DYN in a or argv[k - 1] in takes:
+                    continue  # an option, or an option's value (``-R 0.0.0.0:2200:host:22``)
                 scp = _SCP_RE.match(a)
                 host = scp.group(1) if scp else a.rsplit("@", 1)[-1] if "@" in a else ""
                 if not host and name in ("nc", "ncat", "netcat", "telnet") and not a.isdigit():
                     host = a
                 if host:
                     up = name in ("scp", "rsync", "sftp") and a is argv[-1]
-                    src = next((x for x in argv[1:-1] if not x.startswith("-")), "")
+                    src = next(
+                        (x for j, x in enumerate(argv[1:-1], 1)
+                         if not x.startswith("-") and argv[j - 1] not in takes),
+                        "",
+                    )  # fmt: skip
                     out.append(
                         NetworkEffect(
                             op="listen" if listen else "upload" if up else "connect",
@@ -1649,9 +1662,9 @@ class EffectReader:
 def _h_delete(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     opts, ops = _split_opts(cmd.argv[1:])
     recursive = (
-        cmd.argv[0] in ("rmdir", "rimraf")  # Node's rimraf is rm -rf
-        or _short_flag(opts, "r", "--recursive")
-        or _short_flag(opts, "R")
+        cmd.argv[0] == "rimraf"  # Node's rimraf is rm -rf; rmdir removes only empty folders
+        or (cmd.argv[0] != "rmdir" and _short_flag(opts, "r", "--recursive"))
+        or (cmd.argv[0] != "rmdir" and _short_flag(opts, "R"))
     )
     for a in ops:
         r.add(out, r.file(cmd, "delete", a, recursive=recursive))
@@ -2124,7 +2137,24 @@ def _is_dump(e: Effect) -> bool:
 
 
 def _h_stress(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
+    """stress and stress-ng load the machine on purpose; a short run under ``timeout`` or
+    with its own ``--timeout`` (not 0, which is forever) ends."""
+    limit = _opt_value(cmd.argv[1:], ["-t", "--timeout"])
+    seconds = _duration_s(limit) if limit is not None else None
+    if "timeout" in cmd.via or (seconds is not None and 0 < seconds <= _STRESS_OK_S):
+        return
     out.append(ProcessEffect(op="fill", unbounded=True, detail=cmd.argv[0], span=cmd.span))
+
+
+_STRESS_OK_S = 60.0  # a load test this short is a benchmark, not abuse
+
+
+def _duration_s(text: str) -> float | None:
+    """``10``, ``10s``, ``2m``, ``1h`` in seconds (None when not a duration)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
+    if m is None:
+        return None
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
 
 
 # a requirement that asks for a given or a newer release (``==5.0``, ``>=5``, ``~=5.1``, ``@ URL``,
@@ -2980,6 +3010,16 @@ _CONNECT_RE = re.compile(
 )
 
 
+# a server socket in code (Python's bind/listen, Node's net.createServer().listen, Perl's
+# LocalPort) and a shell handed to whoever connects
+_BIND_RE = re.compile(
+    r"\.bind\(\s*\(|createServer\([\s\S]*\.listen\(|LocalPort\s*=>|TCPServer\.new"
+)
+_SHELL_SPAWN_RE = re.compile(
+    r"pty\.spawn|os\.dup2|['\"]/bin/(?:ba|z|da)?sh\b|spawn\(\s*['\"](?:ba|z)?sh['\"]|exec\s+['\"]/bin/"
+)
+
+
 def _arith(expr: str) -> float | None:
     """A product of powers of integers (``64 * 1024**3``, ``10**9``), without eval."""
     total = 1.0
@@ -3349,6 +3389,9 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
                 via=via,
             )
         )
+    if _BIND_RE.search(code) and _SHELL_SPAWN_RE.search(code):
+        # a socket bound and listened on, with a shell behind it: a bind shell
+        out.append(NetworkEffect(op="listen", host_class="local", detail="shell", span=sp))
     for m in _CONNECT_RE.finditer(code):
         host = re.sub(r":\d+$", "", m.group(1))  # ``host:port`` (Go's Dial, Perl's PeerAddr)
         if re.fullmatch(r"[\d.]+|[\w-]+(\.[\w-]+)+|localhost", host):

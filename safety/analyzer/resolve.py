@@ -74,6 +74,7 @@ _TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "TEMPDIR"})
 # equivalence tests in tests/safety_core/test_fast_paths.py turn them off to compare.
 _FAST_PATHS = True
 _FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
+_COMPILERS = frozenset({"gcc", "cc", "clang", "g++", "c++", "clang++", "tcc", "rustc"})
 _SCRIPT_CHARS = 20_000  # a written script longer than this is not followed when run
 _FOR_VALUES = 8  # a for loop's body is followed once per value up to this many values
 # names ``Resolver.emit`` handles itself (besides wrappers, shells, interpreters, functions)
@@ -447,6 +448,12 @@ def _printed(argv: tuple[str, ...]) -> str | None:
 _GIT_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 
+def _is_array_expansion(text: str) -> bool:
+    """A word that is only ``${name[@]}`` or ``${name[*]}``: it stands for all the elements."""
+    m = _MARK_RE.fullmatch(text)
+    return m is not None and re.fullmatch(r"\w+\[[@*]\]", m.group(1)) is not None
+
+
 def _git_sub_index(argv: list[str]) -> int | None:
     """Where git's subcommand is in ``argv`` (after its own options), or None."""
     i = 1
@@ -736,11 +743,15 @@ class Resolver:
             if len(a) == 3 and a[1] == "%s":
                 return a[2]
             fmt = a[1] if len(a) > 2 else ""
-            if fmt.count("%s") == len(a) - 2 and fmt.count("%") == len(a) - 2:
-                # ``printf 'https://%s/%s' host path``: each %s takes the next word
+            slots = re.findall(r"%[sd]", fmt)
+            if len(slots) == len(a) - 2 and fmt.count("%") == len(slots):
+                # ``printf 'https://%s/%s' host path``, ``printf '%d.%d' 169 254``: each
+                # directive takes the next word (%d only an integer)
                 out = fmt
-                for word in a[2:]:
-                    out = out.replace("%s", word, 1)
+                for slot, word in zip(slots, a[2:], strict=True):
+                    if slot == "%d" and not word.lstrip("-").isdigit():
+                        return None
+                    out = out.replace(slot, str(int(word)) if slot == "%d" else word, 1)
                 return out if "\\" not in out else None
         if n == "pwd":
             return st.cwd
@@ -776,6 +787,15 @@ class Resolver:
                 break
         if name.startswith("#") or not name:
             return None, ()
+        index = re.fullmatch(r"(\w+)\[(@|\*|\d+)\]", name)
+        if index is not None and index.group(1) in st.env:
+            # ``${p[@]}`` of an array assigned on this line (elements joined with spaces)
+            whole = st.env[index.group(1)]
+            if whole is None or index.group(2) in ("@", "*"):
+                return whole, st.taint.get(index.group(1), ())
+            items = whole.split()
+            k = int(index.group(2))
+            return (items[k] if k < len(items) else None), st.taint.get(index.group(1), ())
         if name.endswith(("@P", "@E")) or "@P}" in key:
             self.signal("prompt-expansion", (0, len(self.src)), _Ctx(), key)
             return None, ()
@@ -885,14 +905,18 @@ class Resolver:
             )
             self.cmds.append(cmd)
             return [cmd]
-        if _MARK_RE.fullmatch(words[0].text) and any(" " in a or "\t" in a for a in argv):
+        arrays = [_is_array_expansion(w.text) for w in words]
+        name_expanded = bool(_MARK_RE.fullmatch(words[0].text))
+        if (name_expanded or any(arrays)) and any(" " in a or "\t" in a for a in argv):
             # ``x="rm -rf tests"; $x``: a program name taken from a variable is split into
             # words, as the shell splits an unquoted expansion (a name with spaces in it runs
-            # nothing); so are the other words that are whole expansions (``$cmd $args``)
+            # nothing); so are the other words that are whole expansions (``$cmd $args``),
+            # and an array's elements always are (``"${files[@]}"``)
             split_argv: list[str] = []
             split_spans: list[Span] = []
             for i, (arg, sp) in enumerate(zip(argv, spans, strict=True)):
-                whole = _MARK_RE.fullmatch(words[i].text) and DYN not in arg
+                whole = arrays[i] or (name_expanded and _MARK_RE.fullmatch(words[i].text))
+                whole = bool(whole) and DYN not in arg
                 parts = (arg.split() if whole else None) or [arg]
                 split_argv.extend(parts)
                 split_spans.extend([sp] * len(parts))
@@ -1028,7 +1052,9 @@ class Resolver:
             and not st.downloads
             and not st.scripts
             and not (redirects and name in ("echo", "printf", "cat"))
-            and not (redirects and any(u and u[0] in _FETCHERS for u in upstream))
+            and not (
+                (redirects or name in _COMPILERS) and any(u and u[0] in _FETCHERS for u in upstream)
+            )
             and name not in st.functions
             and name not in res.wrappers
             and name not in res.shells
@@ -1047,12 +1073,16 @@ class Resolver:
                     self.program_var(key, val, spans[i], st, ctx)
         if name in _FETCHERS:
             self.note_download(argv, redirects, st)
-        elif redirects and any(u and u[0] in _FETCHERS for u in upstream):
-            # ``curl URL | base64 -d > x``: what the last stage writes is the download too
+        elif (redirects or name in _COMPILERS) and any(u and u[0] in _FETCHERS for u in upstream):
+            # ``curl URL | base64 -d > x``, ``curl URL | gcc -x c -o x -``: what the last stage
+            # writes (or compiles) is the download too
             fetch = next(u for u in upstream if u and u[0] in _FETCHERS)
-            for r in redirects:
-                if r.op in (">", ">|") and r.fd in ("", "1") and r.path:
-                    st.downloads[r.path] = tuple(fetch)
+            outs = [r.path for r in redirects if r.op in (">", ">|") and r.fd in ("", "1")]
+            if name in _COMPILERS and "-o" in argv[:-1]:
+                outs.append(self.path(argv[argv.index("-o") + 1], st.cwd))
+            for p in outs:
+                if p:
+                    st.downloads[p] = tuple(fetch)
         elif st.downloads:
             self.run_download(argv, spans, span, st, ctx, assigns)
         if name in ("echo", "printf", "cat") and redirects:

@@ -460,7 +460,9 @@ _PATH_PRED_FNS: dict[str, PathPredicate] = {
     "root": lambda pc, p, raw: p == "/",
     "device": lambda pc, p, raw: is_device(p),
     "dev-null": lambda pc, p, raw: p == "/dev/null",
-    "dev-tcp": lambda pc, p, raw: p.startswith(("/dev/tcp/", "/dev/udp/")),
+    "dev-tcp": lambda pc, p, raw: (
+        p.startswith(("/dev/tcp/", "/dev/udp/")) and not _local_dev_tcp(p)
+    ),
     "credential-file": lambda pc, p, raw: pc.credential(p),
     "persistence-file": lambda pc, p, raw: bool(pc.persist_rx and pc.persist_rx.match(p)),
     "git-dir": lambda pc, p, raw: p.endswith("/.git") or "/.git/" in p,
@@ -760,6 +762,12 @@ def _lays_out_text(argv: tuple[str, ...]) -> bool:
         and argv[0] in ("printf", "echo")
         and not any(_NUMERIC_ESCAPE.search(a) for a in argv[1:])
     )
+
+
+def _local_dev_tcp(path: str) -> bool:
+    """``/dev/tcp/127.0.0.1/6379``: a connection to this machine (a local server), not out."""
+    host = path.split("/")[3] if path.count("/") >= 4 else ""
+    return host == "localhost" or host.startswith("127.") or host in ("::1", "[::1]")
 
 
 def _program_from_stdin(cmd: Cmd, res: Resolution) -> bool:

@@ -63,7 +63,7 @@ PREDICATES = {
     "shared-config": "a config file that may hold a test-runner section (setup.cfg, pyproject)",
     "device": "a block/char device other than /dev/null, /dev/zero, /dev/*random, tty, std streams",
     "dev-null": "/dev/null",
-    "dev-tcp": "bash's /dev/tcp or /dev/udp network pseudo-files",
+    "dev-tcp": "bash's /dev/tcp or /dev/udp network pseudo-files to another machine",
     "credential-file": "a credential or secret file (resolution.paths.credential)",
     "persistence-file": "a shell rc, cron, systemd, authorized_keys, git hook ... file",
     "git-dir": "a .git directory or something inside it",

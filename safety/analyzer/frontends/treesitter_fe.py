@@ -518,6 +518,11 @@ class _Builder:
         val_n = n.child_by_field_name("value")
         name = self.text(name_n) if name_n is not None else ""
         val = self.word(val_n) if val_n is not None else None
+        if val_n is not None and val_n.type == "array":
+            # ``p=(a b c)``: the elements, one word each, joined as the shell joins ${p[*]}
+            items = [self.word(c) for c in val_n.named_children]
+            if items and not any(w.substs or " " in w.text for w in items):
+                val = Word(" ".join(w.text for w in items), self.span(val_n))
         append = any(c.type == "+=" for c in n.children)
         return (Assign(name, val, self.span(n), append),)
 
