@@ -1422,6 +1422,13 @@ class EffectReader:
             self.add(out, self.file(cmd, "read", sent))  # the upload reads the file it sends
         detail = ("file:" + sent) if sent else "data" if upload else ""
         seen = False
+        # ``rsync -az ~/.config/ rsync://host/drop/``: a URL as the last word is the destination
+        sends_to = argv[-1] if name in ("rsync", "scp") and len(argv) > 2 else None
+        if sends_to is not None and "://" in sends_to:
+            src = next((x for x in argv[1:-1] if not x.startswith("-")), "")
+            if src:
+                self.add(out, self.file(cmd, "read", src, recursive=True))
+                upload, detail = True, "file:" + src
         for a in argv[1:]:
             for m in _URL_RE.finditer(a):
                 url = m.group(1)
@@ -2876,7 +2883,9 @@ _SITE_EXPR = re.compile(
 # ``p = Path(unittest.__file__).parent / 'runner.py'``, ``src = inspect.getsourcefile(m)``:
 # a name for a file of the installed packages
 _SITE_ASSIGN_RE = re.compile(
-    r"(?m)(?:^|;)[ \t]*([A-Za-z_]\w*)\s*=\s*[^\n;=]*(?:" + _SITE_EXPR.pattern + r"|getsourcefile)"
+    r"(?m)(?:^|;)[ \t]*([A-Za-z_]\w*)\s*=\s*[^\n;=]*(?:"
+    + _SITE_EXPR.pattern
+    + r"|getsourcefile|getfile)"
 )
 _PATH_FN_RE = re.compile(r"(?:os\.path|posixpath)\.(join|abspath|realpath|normpath)\((.*)\)", re.S)
 _STR_LITERAL_RE = re.compile(r"""[rbuRBU]?(['"])([^'"\\\n]*)\1""")
@@ -3018,6 +3027,23 @@ _BIND_RE = re.compile(
 _SHELL_SPAWN_RE = re.compile(
     r"pty\.spawn|os\.dup2|['\"]/bin/(?:ba|z|da)?sh\b|spawn\(\s*['\"](?:ba|z)?sh['\"]|exec\s+['\"]/bin/"
 )
+
+
+_PERL_SCALAR_RE = re.compile(r"""\$(\w+)\s*=\s*(?:(['"])([^'"\\$\n]*)\2|(\d+))\s*;""")
+
+
+def _perl_scalars(code: str) -> str:
+    """Perl's and PHP's ``$host="192.0.2.4";`` then ``inet_aton($host)``: a scalar assigned one
+    string literal once is read as that literal where it is used."""
+    seen: dict[str, str] = {}
+    for m in _PERL_SCALAR_RE.finditer(code):
+        name = m.group(1)
+        literal = '"' + m.group(3) + '"' if m.group(4) is None else m.group(4)
+        seen[name] = literal if name not in seen else "\x00"  # assigned twice: unknown
+    for name, value in seen.items():
+        if value != "\x00":
+            code = re.sub(r"\$" + name + r"\b(?!\s*=[^=])", value.replace("\\", r"\\"), code)
+    return code
 
 
 def _arith(expr: str) -> float | None:
@@ -3168,6 +3194,7 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     if len(code) > CONTENT_LIMIT:
         code = code[:CONTENT_LIMIT]
     code = _home_paths(_native_file_calls(fold_code(code), cmd.argv[0] if cmd.argv else ""))
+    code = _perl_scalars(code)
     names: dict[str, str] = {}
     for m in _TEMP_ASSIGN_RE.finditer(code):
         var = m.group("name") or m.group("name2")
@@ -3354,7 +3381,9 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     for m in re.finditer(r"\bsetTimeout\([^;]*?,\s*([\d.]+(?:e\d+)?)\s*\)", code):
         if float(m.group(1)) / 1000 >= _SLEEP_UNBOUNDED_S:  # Node counts milliseconds
             out.append(ProcessEffect(op="sleep", unbounded=True, detail=m.group(1), span=sp))
-    if _ENDLESS_LOOP.search(code) and not _LOOP_ENDS.search(code):
+    go = bool(cmd.argv) and cmd.argv[0] == "go"  # Go's endless loop is a bare ``for {``
+    endless = _ENDLESS_LOOP.search(code) or (go and re.search(r"\bfor\s*\{", code))
+    if endless and not _LOOP_ENDS.search(code):
         out.append(ProcessEffect(op="sleep", unbounded=True, detail="an endless loop", span=sp))
     largest = 0.0
     for m in re.finditer(r"(?:bytearray|bytes|\*)\s*\(?\s*([\d\s*]+)\)?", code):
