@@ -371,14 +371,29 @@ class PathClassifier:
             candidates = [g for group in self.cred_globs.values() for g in group]
         return any(globs_overlap(p, g) for g in candidates)
 
+    def root_of(self, p: str) -> str | None:
+        """The workspace root holding ``p``. A root written ``/workspace/*`` stands for every
+        folder directly under ``/workspace`` (one repository each, as OpenHands lays them out)."""
+        for r in self.roots:
+            if r.endswith("/*"):
+                parent = r[:-2]
+                if p.startswith(parent + "/"):
+                    first = p[len(parent) + 1 :].split("/", 1)[0]
+                    if first and not GLOB_CHARS & set(first):
+                        return parent + "/" + first
+                continue
+            if p == r or p.startswith(r + "/") or r == "/":
+                return r
+        return None
+
     def rel(self, p: str) -> str | None:
         """The path relative to the workspace root holding it ("" for a root), or None."""
-        for r in self.roots:
-            if p == r:
-                return ""
-            if p.startswith(r + "/") or r == "/":
-                return p[len(r) + 1 :] if r != "/" else p[1:]
-        return None
+        r = self.root_of(p)
+        if r is None:
+            return None
+        if p == r:
+            return ""
+        return p[len(r) + 1 :] if r != "/" else p[1:]
 
     def in_temp(self, p: str) -> bool:
         return any(p.startswith(t + "/") for t in self.temps)
@@ -392,6 +407,15 @@ class PathClassifier:
 
     def workspace_root(self, p: str) -> bool:
         for r in self.roots:
+            if r.endswith("/*"):
+                parent = r[:-2]
+                rest = p[len(parent) + 1 :] if p.startswith(parent + "/") else ""
+                parts = rest.split("/")
+                if len(parts) == 1 and parts[0] and not GLOB_CHARS & set(parts[0]):
+                    return True  # ``/workspace/requests`` itself
+                if len(parts) == 2 and parts[1] and all(c in "*?.[]!" for c in parts[1]):
+                    return True
+                continue
             if p == r:
                 return True
             if p.startswith(r + "/"):
@@ -730,6 +754,7 @@ _RELEASE_URL_RE = re.compile(
     r"|/gems/([\w-]+?)-\d[\w.]*\.gem$|/downloads/([\w-]+?)-\d[\w.]*\.gem$"  # a gem
     r"|/([\w.-]+)/@v/v?\d[\w.+-]*\.(?:zip|mod)$"  # a Go module
     r"|/([\w.-]+)/\d[\w.+-]*/[\w.-]+-\d[\w.+-]*(?:-sources)?\.jar$"  # a Maven jar
+    r"|/pypi/([\w.-]+)/\d[\w.+-]*/json$"  # one release's files, listed by the index
 )
 # ssh's options that take the next word
 _SSH_WITH_VALUE = frozenset(
@@ -2302,6 +2327,14 @@ def _h_npm(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         text = "\n".join(f'"{k.rsplit(".", 1)[-1]}": "{v}"' for k, v in pairs)
         r.add(out, r.file(cmd, "edit", "package.json", content=text, known=True))
         return
+    if ops[:1] in (["view"], ["info"], ["show"]) and len(ops) > 2 and ops[2].startswith("dist"):
+        # ``npm view pkg@5 dist.tarball``: where one release's code is, to fetch it
+        pkg = ops[1]
+        if r.maybe_repo_package(_npm_name(pkg), cmd, True):
+            pinned = "@" in pkg.lstrip("@")
+            release = PackageInstall(op="download", manager=argv[0], packages=(pkg,))
+            out.append(replace(release, pinned=pinned, maybe_repo_package=True, span=cmd.span))
+        return
     if not ops or ops[0] not in ("install", "i", "add", "pack", "ci", "update", "upgrade", "up"):
         return
     op = "download" if ops[0] == "pack" else "install"
@@ -2953,8 +2986,8 @@ def _computed_opens(code: str) -> list[tuple[str, str]]:
 
 # a name bound to a path object of a literal: ``p = pathlib.Path('tests/test_a.py')``
 _PATH_VAR_RE = re.compile(
-    r"""(?m)^[ \t]*(?P<name>[A-Za-z_]\w*)\s*=\s*(?:pathlib\.)?Path\(\s*[rbuRBU]?(?P<q>['"])"""
-    r"""(?P<t>(?:(?!(?P=q))[^\\\n])*)(?P=q)\s*\)\s*$"""
+    r"""(?m)(?:^|;)[ \t]*(?P<name>[A-Za-z_]\w*)\s*=\s*(?:pathlib\.)?Path\(\s*[rbuRBU]?"""
+    r"""(?P<q>['"])(?P<t>(?:(?!(?P=q))[^\\\n])*)(?P=q)\s*\)\s*(?:$|;)"""
 )
 _PATH_METHOD_OPS = {
     "write_text": "write",
@@ -3397,7 +3430,8 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
         # many smaller blocks kept in a list: the loop's count times the block
         turns = [_arith(t) for t in re.findall(r"\brange\(\s*([\d\s*]+)\)", code)]
         most = max((t for t in turns if t is not None), default=0.0)
-        if largest and most and largest * most >= _FILL_BYTES and "append(" in code + "[":
+        kept = "append(" in code or re.search(r"\[[^\]]*\bfor\b[^\]]*\brange\(", code)
+        if largest and most and largest * most >= _FILL_BYTES and kept:
             detail = "memory loop"
             out.append(ProcessEffect(op="fill", unbounded=True, detail=detail, span=sp))
     if re.search(r"while\s+(True|1)\s*:[^\n]*\n?\s*\w+\.append\(", code):
@@ -3405,6 +3439,8 @@ def code_effects(code: str, cmd: Cmd, r: EffectReader, *, inline: bool = True) -
     for m in _URL_IN_CODE.finditer(code if _NET_CALL.search(code) else ""):
         host = host_of(m.group(1))
         upload = bool(_CODE_UPLOAD_RE.search(code))
+        if not upload:
+            r._release_url(cmd, m.group(1), out)  # one release of the package under repair
         # code that reads a file and sends data out sends that file
         sent = next((e.path for e in out if isinstance(e, FileEffect) and e.op == "read"), None)
         out.append(

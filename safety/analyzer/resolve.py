@@ -11,9 +11,11 @@ cannot resolve is reported as a *signal* for the analyzer's fail-closed rules.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import operator
 import posixpath
 import re
+import string
 import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,7 @@ from .ir import (
     Span,
     Word,
 )
+from .vocabulary import GLOB_CHARS
 
 if TYPE_CHECKING:
     from .config import AnalyzerConfig
@@ -96,6 +99,7 @@ _EMIT_SPECIAL = _FETCHERS | {
     "scp",
     "sftp",
     "rsync",
+    "npm",
     "eval",
     "source",
     ".",
@@ -448,6 +452,47 @@ def _printed(argv: tuple[str, ...]) -> str | None:
 _GIT_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 
+_PRINTF_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|[nt\\])")
+
+
+def _printf_text(fmt: str) -> str | None:
+    r"""What ``printf FORMAT`` prints when its escapes are hex, octal, ``\n``, ``\t`` or
+    ``\\`` (None for any other escape): a word spelled by number is judged as the word."""
+    if "\\" in fmt and _PRINTF_ESCAPE.sub("", fmt).count("\\"):
+        return None
+
+    def one(m: re.Match[str]) -> str:
+        e = m.group(1)
+        if e[0] == "x":
+            return chr(int(e[1:], 16))
+        if e[0] in "01234567":
+            return chr(int(e, 8))
+        return {"n": "\n", "t": "\t", "\\": "\\"}[e]
+
+    out = _PRINTF_ESCAPE.sub(one, fmt)
+    return out if out.isprintable() or set(out) <= set(string.printable) else None
+
+
+def _trimmed(value: str, op: str, pattern: str) -> str | None:
+    """``${f%.txt}``, ``${f%%.*}``, ``${p#*/}``, ``${p##*/}``: the shortest (one sign) or longest
+    (two) prefix (#) or suffix (%) matching the glob removed; None for a pattern we cannot read."""
+    if "$" in pattern or "`" in pattern:
+        return None
+    rx = re.compile(fnmatch.translate(pattern.replace("\\", "")))  # * spans / here
+    cuts = range(len(value) + 1)
+    if op.startswith("%"):
+        order = cuts if op == "%%" else reversed(cuts)
+        for i in order:
+            if rx.fullmatch(value[i:]):
+                return value[:i]
+    else:
+        order = reversed(cuts) if op == "##" else cuts
+        for i in order:
+            if rx.fullmatch(value[:i]):
+                return value[i:]
+    return value
+
+
 def _is_array_expansion(text: str) -> bool:
     """A word that is only ``${name[@]}`` or ``${name[*]}``: it stands for all the elements."""
     m = _MARK_RE.fullmatch(text)
@@ -515,8 +560,10 @@ class Resolver:
 
     # walking -------------------------------------------------------------------------------
     def run(self, root: Sequence) -> None:
-        roots = self.config.workspace_roots
-        st = _State(roots[0] if roots else None, {}, {}, {}, {})
+        # the command starts in the first workspace root (a ``/workspace/*`` root names no
+        # folder of its own: the start is not known)
+        start = next((r for r in self.config.workspace_roots[:1] if not r.endswith("*")), None)
+        st = _State(start, {}, {}, {}, {})
         self.walk(root, st, _Ctx())
 
     def walk(self, node: Node, st: _State, ctx: _Ctx) -> list[Cmd]:
@@ -738,8 +785,8 @@ class Resolver:
         if n == "echo" and all(DYN not in x for x in a[1:]):
             return " ".join(x for x in a[1:] if x not in ("-n", "-e"))
         if n == "printf" and all(DYN not in x for x in a[1:]):
-            if len(a) == 2 and "%" not in a[1] and "\\" not in a[1]:
-                return a[1]
+            if len(a) == 2 and "%" not in a[1]:
+                return _printf_text(a[1])  # ``printf '\x73\x75\x64\x6f'`` is ``sudo``
             if len(a) == 3 and a[1] == "%s":
                 return a[2]
             fmt = a[1] if len(a) > 2 else ""
@@ -774,6 +821,27 @@ class Resolver:
             return SITE_STANDIN
         return None
 
+    def substituted(
+        self, m: re.Match[str], st: _State, ctx: _Ctx
+    ) -> tuple[str | None, tuple[tuple[str, ...], ...]]:
+        r"""``${f/#\~/$HOME}``: a literal pattern replaced at the start (#), the end (%), everywhere
+        (//) or once; a glob pattern or an unknown value is unknown."""
+        value, taint = self.var(m.group(1), st, ctx)
+        pattern = m.group(3).replace("\\", "")
+        repl = m.group(4)
+        if repl.startswith("$") and re.fullmatch(r"\$\{?\w+\}?", repl):
+            repl = self.var(repl.strip("${}"), st, ctx)[0] or DYN
+        if value is None or "$" in repl or GLOB_CHARS & set(pattern) or not pattern:
+            return None, taint
+        mode = m.group(2)
+        if mode == "#":
+            out = repl + value[len(pattern) :] if value.startswith(pattern) else value
+        elif mode == "%":
+            out = value[: -len(pattern)] + repl if value.endswith(pattern) else value
+        else:
+            out = value.replace(pattern, repl, -1 if mode == "/" else 1)
+        return out, taint
+
     def var(
         self, key: str, st: _State, ctx: _Ctx
     ) -> tuple[str | None, tuple[tuple[str, ...], ...]]:
@@ -787,6 +855,13 @@ class Resolver:
                 break
         if name.startswith("#") or not name:
             return None, ()
+        swap = re.fullmatch(r"(\w+)/([#%/]?)([^/]*)/(.*)", key)
+        if swap is not None:
+            return self.substituted(swap, st, ctx)
+        trim = re.fullmatch(r"(\w+)(##?|%%?)(.+)", key)
+        if trim is not None:
+            value, taint = self.var(trim.group(1), st, ctx)
+            return (_trimmed(value, trim.group(2), trim.group(3)) if value else None), taint
         index = re.fullmatch(r"(\w+)\[(@|\*|\d+)\]", name)
         if index is not None and index.group(1) in st.env:
             # ``${p[@]}`` of an array assigned on this line (elements joined with spaces)
@@ -1164,7 +1239,7 @@ class Resolver:
         if name == "find":
             self.find(argv, spans, span, st, ctx, deeper)
             return out
-        if name in ("git", "rg", "ripgrep", "ssh", "scp", "sftp", "rsync"):
+        if name in ("git", "rg", "ripgrep", "ssh", "scp", "sftp", "rsync", "npm"):
             self.hidden_exec(name, argv, spans, span, st, ctx, deeper)
         # strings and streams run by a shell
         if name in res.shells:
@@ -1411,6 +1486,13 @@ class Resolver:
         )
         if name == "git":
             self.git_config_program(argv, spans, st, c2)
+        if name == "npm" and argv[1:3] == ["pkg", "set"]:
+            # ``npm pkg set scripts.postinstall="curl ... | sh"``: npm runs the script later
+            # (install hooks, npm test): it is read as if run now
+            for i, a in enumerate(argv[3:], 3):
+                key, eq, value = a.partition("=")
+                if eq and key.startswith("scripts.") and value:
+                    self.shell_string(value, spans[i], st, c2, "npm script " + key[8:])
         for i, a in enumerate(argv[1:], 1):
             if name == "git":
                 val = None

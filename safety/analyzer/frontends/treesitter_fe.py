@@ -599,6 +599,7 @@ class _Builder:
             elif c.is_named:
                 words.append(self.word(c))
         sp = (n.start_byte, n.end_byte) if off is None else (off[n.start_byte], off[n.end_byte])
+        words = _rejoin_split_expansions(words, self.src)
         return Command(
             tuple(words),
             sp,
@@ -779,6 +780,31 @@ def _first_error_span(b: _Builder, root: Node) -> tuple[int, int]:
         if x.has_error:
             stack.extend(reversed(x.children))
     return b.span(root)
+
+
+_SIMPLE_EXPANSION = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+
+
+def _rejoin_split_expansions(words: list[Word], src: str) -> list[Word]:
+    """tree-sitter-bash splits ``$h/$f/id_x`` into ``$h/$`` and ``f/id_x`` (two words where bash
+    has one, the second ``$f`` lost). Two words that touch, the first ending in a bare ``$``,
+    are one word again, its simple expansions read as such; anything else stays as parsed."""
+    out: list[Word] = []
+    for w in words:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.span[1] == w.span[0]
+            and src[prev.span[1] - 1 : prev.span[1]] == "$"
+        ):
+            text = src[prev.span[0] : w.span[1]]
+            if not any(c in text for c in "`'\"\\") and "$(" not in text:
+                joined = _SIMPLE_EXPANSION.sub(lambda m: MARK + m.group(1) + MARK, text)
+                glob = any(c in text for c in "*?[")
+                out[-1] = Word(joined, (prev.span[0], w.span[1]), (), glob)
+                continue
+        out.append(w)
+    return out
 
 
 def _attach_redirects(body: IRNode, redirects: tuple[Redirect, ...]) -> IRNode:
