@@ -3110,7 +3110,7 @@ _HOME_IN_STRING_RE = re.compile(
     r"(?:\$|#)?\{\s*" + _HOME + r"\s*\}|\$ENV\{\s*['\"]?HOME['\"]?\s*\}"
 )
 # HOME + '/x', join(HOME, 'a', 'b'), Path.home() / 'a' / 'b'
-_HOME_PLUS_RE = re.compile(_HOME + r"\s*\+\s*" + _LIT)
+_HOME_PLUS_RE = re.compile(_HOME + r"\s*[+.]\s*" + _LIT)  # ``+``, or PHP's and Perl's ``.``
 _HOME_JOIN_RE = re.compile(
     r"(?:os\.path\.join|(?:\bpath|require\(\s*['\"](?:node:)?path['\"]\s*\))\.(?:join|resolve)|"
     r"File\.join|(?:pathlib\.)?Path)\(\s*" + _HOME + r"((?:\s*,\s*" + _LIT + r")+)\s*\)"

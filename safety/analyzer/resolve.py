@@ -356,6 +356,32 @@ def code_argument(argv: list[str] | tuple[str, ...], code_flags: frozenset[str])
     return None
 
 
+# ``''.join(map(chr, [99, 97, 116]))``, ``''.join(chr(c) for c in [...])``, Perl's
+# ``pack("H*", "726d")`` and ``pack("C*", 114, 109)``: a string spelled as numbers
+_CHAR_CODES_RE = re.compile(
+    r"""['"]['"]\.join\(\s*(?:map\(\s*chr\s*,\s*|chr\(\s*\w+\s*\)\s*for\s+\w+\s+in\s+)"""
+    r"""[\[(]([\d\s,]+)[\])]\s*\)|\bpack\(\s*['"]C\*['"]\s*,\s*([\d\s,]+)\)"""
+)
+_PACK_HEX_RE = re.compile(r"""\bpack\(\s*['"]H\*['"]\s*,\s*['"]([0-9A-Fa-f]+)['"]\s*\)""")
+
+
+def _from_codes(m: re.Match[str]) -> str:
+    """The quoted literal a ``_CHAR_CODES_RE`` match spells (the match itself if it is not text)."""
+    codes = [int(c) for c in re.findall(r"\d+", m.group(1) or m.group(2))]
+    text = "".join(chr(c) for c in codes if c < 0x110000)
+    ok = len(text) == len(codes) and text.isprintable() and "'" not in text and "\\" not in text
+    return "'" + text + "'" if ok else m.group(0)
+
+
+def _from_hex(m: re.Match[str]) -> str:
+    try:
+        text = bytes.fromhex(m.group(1)).decode("utf-8")
+    except ValueError:
+        return m.group(0)
+    ok = text.isprintable() and "'" not in text and '"' not in text and "\\" not in text
+    return '"' + text + '"' if ok else m.group(0)
+
+
 # ``base64.b64decode('...').decode()``, ``bytes.fromhex('...').decode()``, ``Buffer.from('...',
 # 'base64').toString()``: a string literal spelled in an encoding
 _DECODED_RE = re.compile(
@@ -407,6 +433,8 @@ def fold_code(code: str) -> str:
     code = _JOIN_RE.sub(join, code)
     code = _IMPORT_CALL_RE.sub(lambda m: m.group(1), code)
     code = _DECODED_RE.sub(_decoded_string, code)
+    code = _CHAR_CODES_RE.sub(_from_codes, code)
+    code = _PACK_HEX_RE.sub(_from_hex, code)
     for _ in range(5):
         folded = _GETATTR_RE.sub(lambda m: m.group(1) + "." + m.group(2), code)
         if folded == code:
