@@ -29,6 +29,12 @@ def test_two_workers_share_a_split_rescan(tmp_path: Path) -> None:
     env = {"RH_SCAN_PART_SIZE": "2"}
     logs = [tmp_path / "first.log", tmp_path / "second.log"]
     with celery_worker("scan", logs[0], env), celery_worker("scan", logs[1], env):
+        # both workers listen before the job is queued: a worker that starts late finds the
+        # parts already taken by the other (the split is what is under test, not start-up)
+        ready = _wait_for(
+            lambda: all(" ready." in log.read_text(errors="replace") for log in logs), timeout=90
+        )
+        assert ready, "\n".join(log.read_text(errors="replace")[-2000:] for log in logs)
         queue_scan_job(job.pk)
         done = _wait_for(
             lambda: ScanJob.objects.get(pk=job.pk).state == ScanJob.State.DONE, timeout=180
