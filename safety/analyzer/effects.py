@@ -43,6 +43,7 @@ from .resolve import (
     abspath,
     code_argument,
     fold_code,
+    git_sub,
     shown,
 )
 from .vocabulary import GLOB_CHARS, glob_regex, globs_overlap, is_dev_tool
@@ -844,9 +845,6 @@ _READ_VALUES: dict[str, frozenset[str]] = {
         for g in ("grep", "egrep", "fgrep", "rg", "ag", "ack")
     },
 }  # fmt: skip
-_GIT_WITH_VALUE = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
-)
 _GIT_HISTORY = frozenset(
     {"log", "show", "diff", "rev-list", "shortlog", "whatchanged", "ls-tree", "cat-file",
      "archive", "grep", "blame", "format-patch", "difftool", "range-diff", "annotate",
@@ -1186,6 +1184,8 @@ class EffectReader:
                 for e in groups[-1]:
                     seen.apply(e)
         for i, c in enumerate(cmds):
+            if not c.argv or c.argv[0] not in _ENDLESS_SOURCES:
+                continue  # most commands: no slice of the rest to look through
             endless = _endless_pipeline(c, cmds[i + 1 :])
             if endless is not None and not any(
                 isinstance(e, ProcessEffect) and e.unbounded for e in groups[i]
@@ -1394,7 +1394,7 @@ class EffectReader:
         effect of the command already names that file, or the command handles files without
         opening them (``ls -la .env``, ``rm .env``, ``git rm --cached .env``)."""
         name = cmd.argv[0]
-        if name in _NAMES_ONLY or (name == "git" and _git_sub(cmd.argv)[0] in _GIT_NAMES_ONLY):
+        if name in _NAMES_ONLY or (name == "git" and git_sub(cmd.argv)[0] in _GIT_NAMES_ONLY):
             return
         values = []
         for a in cmd.argv[1:]:
@@ -1693,11 +1693,9 @@ class EffectReader:
 
 def _h_delete(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     opts, ops = _split_opts(cmd.argv[1:])
-    recursive = (
-        cmd.argv[0] == "rimraf"  # Node's rimraf is rm -rf; rmdir removes only empty folders
-        or (cmd.argv[0] != "rmdir" and _short_flag(opts, "r", "--recursive"))
-        or (cmd.argv[0] != "rmdir" and _short_flag(opts, "R"))
-    )
+    # Node's rimraf is rm -rf; rmdir removes only empty folders, whatever its options
+    flagged = _short_flag(opts, "r", "--recursive") or _short_flag(opts, "R")
+    recursive = cmd.argv[0] == "rimraf" or (cmd.argv[0] != "rmdir" and flagged)
     for a in ops:
         r.add(out, r.file(cmd, "delete", a, recursive=recursive))
 
@@ -2020,9 +2018,7 @@ def _h_sleep(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
         if a in ("infinity", "inf"):
             total = float("inf")
             break
-        m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", a)
-        if m:
-            total += float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+        total += _duration_s(a) or 0.0
     if total >= _SLEEP_UNBOUNDED_S:
         detail = "an endless loop" if LOOP_VIA in cmd.via else " ".join(cmd.argv[1:])
         out.append(ProcessEffect(op="sleep", unbounded=True, detail=detail, span=cmd.span))
@@ -2047,6 +2043,7 @@ _TO_THE_END = frozenset(
      "md5sum", "b2sum", "cksum", "sum", "strings", "tee", "pv", "cut", "rev", "fold"}
 )  # fmt: skip
 # options that make one of them stop after a size (``od -N 4``, ``xxd -l 16``, ``hexdump -n``)
+_ENDLESS_SOURCES = _TO_THE_END | {"yes", "seq"}  # where ``_endless_pipeline`` can start
 _READS_A_SIZE = {"od": ("-N", "--read-bytes"), "xxd": ("-l", "-len"), "hexdump": ("-n", "--length")}
 _OUT = (">", ">>", ">|", "&>", "&>>")
 
@@ -2487,26 +2484,12 @@ _GIT_PUSH_FORCE = frozenset(
 )
 
 
-def _git_sub(argv: Sequence[str]) -> tuple[str, int]:
-    i = 1
-    while i < len(argv):
-        a = argv[i]
-        if a in _GIT_WITH_VALUE:
-            i += 2
-            continue
-        if a.startswith("-"):
-            i += 1
-            continue
-        return a, i + 1
-    return "", len(argv)
-
-
 _ALL_REFS = frozenset({"--all", "--branches", "--tags", "--remotes", "--glob"})
 
 
 def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
     argv = cmd.argv
-    sub, k = _git_sub(argv)
+    sub, k = git_sub(argv)
     rest = list(argv[k:])
     sp, via = cmd.span, cmd.via
     opts, ops = _split_opts(rest, _GIT_SUB_WITH_VALUE)
@@ -2711,7 +2694,7 @@ def _h_git(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:
 def git_show_rev(cmd: Cmd) -> str | None:
     """``git show REV:path`` (or ``git cat-file -p REV:path``): the REV:path printed."""
     argv = cmd.argv
-    sub, k = _git_sub(argv)
+    sub, k = git_sub(argv)
     if sub not in ("show", "cat-file"):
         return None
     for a in argv[k:]:
@@ -2734,12 +2717,12 @@ _VCS_FETCHES = {
 
 def _names_tests(r: EffectReader, cmd: Cmd, raw: str) -> bool:
     """Whether a path names tests or their configuration (a test tree, a test file, conftest)."""
-    e = r.file(cmd, "read", raw)
-    if e is None:
+    p = abspath(raw, cmd.cwd, r.cfg.home)
+    rel = r.paths.rel(p) if p is not None else None
+    if rel is None:
         return False
-    rel = r.paths.rel(e.path or "")
-    tree = rel is not None and r.paths.is_test(rel.rstrip("/") + "/x.txt")  # a test tree
-    return tree or bool({"test", "test-config"} & set(e.classes))
+    tree = r.paths.is_test(rel.rstrip("/") + "/x.txt")  # a test tree
+    return tree or bool({"test", "test-config"} & set(r.paths.classify(p)))
 
 
 def _h_xmlstarlet(r: EffectReader, cmd: Cmd, out: list[Effect]) -> None:

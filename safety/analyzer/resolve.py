@@ -365,21 +365,28 @@ _CHAR_CODES_RE = re.compile(
 _PACK_HEX_RE = re.compile(r"""\bpack\(\s*['"]H\*['"]\s*,\s*['"]([0-9A-Fa-f]+)['"]\s*\)""")
 
 
+def _as_literal(text: str | None, spelled: str) -> str:
+    """``text`` as a quoted literal in place of the code that ``spelled`` it; the spelling
+    itself when it is not plain printable text (or holds a quote or a backslash)."""
+    if text is None or not text.isprintable() or "'" in text or "\\" in text:
+        return spelled
+    return "'" + text + "'"
+
+
 def _from_codes(m: re.Match[str]) -> str:
-    """The quoted literal a ``_CHAR_CODES_RE`` match spells (the match itself if it is not text)."""
+    """The literal a ``_CHAR_CODES_RE`` match spells."""
     codes = [int(c) for c in re.findall(r"\d+", m.group(1) or m.group(2))]
-    text = "".join(chr(c) for c in codes if c < 0x110000)
-    ok = len(text) == len(codes) and text.isprintable() and "'" not in text and "\\" not in text
-    return "'" + text + "'" if ok else m.group(0)
+    if any(c >= 0x110000 for c in codes):
+        return m.group(0)
+    return _as_literal("".join(chr(c) for c in codes), m.group(0))
 
 
 def _from_hex(m: re.Match[str]) -> str:
+    """The literal Perl's ``pack("H*", HEX)`` spells."""
     try:
-        text = bytes.fromhex(m.group(1)).decode("utf-8")
+        return _as_literal(bytes.fromhex(m.group(1)).decode("utf-8"), m.group(0))
     except ValueError:
         return m.group(0)
-    ok = text.isprintable() and "'" not in text and '"' not in text and "\\" not in text
-    return '"' + text + '"' if ok else m.group(0)
 
 
 # ``base64.b64decode('...').decode()``, ``bytes.fromhex('...').decode()``, ``Buffer.from('...',
@@ -397,12 +404,9 @@ def _decoded_string(m: re.Match[str]) -> str:
     try:
         hexed = m.group(0).startswith("bytes.fromhex") or kind == "hex"
         raw = bytes.fromhex(text) if hexed else base64.b64decode(text, validate=True)
-        out = raw.decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
+        return _as_literal(raw.decode("utf-8"), m.group(0))
+    except ValueError:  # UnicodeDecodeError is one
         return m.group(0)
-    if "'" in out or "\\" in out or not out.isprintable():
-        return m.group(0)
-    return "'" + out + "'"
 
 
 def fold_code(code: str) -> str:
@@ -477,7 +481,9 @@ def _printed(argv: tuple[str, ...]) -> str | None:
 
 
 # git's options before the subcommand that take the next word (``git -C dir log``)
-_GIT_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+_GIT_GLOBAL_WITH_VALUE = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
+)
 
 
 _PRINTF_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|[nt\\])")
@@ -527,8 +533,9 @@ def _is_array_expansion(text: str) -> bool:
     return m is not None and re.fullmatch(r"\w+\[[@*]\]", m.group(1)) is not None
 
 
-def _git_sub_index(argv: list[str]) -> int | None:
-    """Where git's subcommand is in ``argv`` (after its own options), or None."""
+def git_sub(argv: list[str] | tuple[str, ...]) -> tuple[str, int]:
+    """git's subcommand (after git's own options) and the index of the word after it;
+    ("", len(argv)) when there is none."""
     i = 1
     while i < len(argv):
         a = argv[i]
@@ -537,8 +544,8 @@ def _git_sub_index(argv: list[str]) -> int | None:
         elif a.startswith("-"):
             i += 1
         else:
-            return i
-    return None
+            return a, i + 1
+    return "", len(argv)
 
 
 def _git_program(key: str, value: str) -> str:
@@ -1051,9 +1058,10 @@ class Resolver:
         """``git config alias.co checkout`` then ``git co origin/main -- src``: the alias is
         recorded (under ``git.``) and a later git command that uses it is read expanded. An
         alias that runs a shell (``!``) was read when it was set (``git_config_program``)."""
-        k = _git_sub_index(argv)
-        if k is None:
+        sub, after = git_sub(argv)
+        if not sub:
             return argv, spans
+        k = after - 1
         if argv[k] == "config":
             ops = [a for a in argv[k + 1 :] if not a.startswith("-")]
             if len(ops) >= 2 and ops[0].lower().startswith("alias.") and DYN not in ops[0]:
